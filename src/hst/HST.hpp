@@ -1,4 +1,10 @@
-// placeholder: real umbrella header is being written
 #pragma once
+// HST: y += A[:, cols] * dx for a fixed sparse A and a small, drifting set of
+// changed columns. See README.md.
+
 #include <hst/Config.hpp>
-#include <Kokkos_Core.hpp>
+#include <hst/ExactSetArm.hpp>
+#include <hst/Operator.hpp>
+#include <hst/Options.hpp>
+#include <hst/ScatterArm.hpp>
+#include <hst/ScheduledArm.hpp>

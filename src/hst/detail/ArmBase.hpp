@@ -1,0 +1,76 @@
+#pragma once
+
+#include <hst/detail/InputCheck.hpp>
+#include <hst/detail/OperatorData.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <memory>
+
+namespace hst::detail
+{
+
+// What every arm shares: the operator it was made from, its batch width B, the
+// input checks, and the two `apply_cols` overloads. `Arm` supplies
+// `static constexpr char const *name` and
+// `apply_checked(space, host_cols, cols, dx, y)`, called only on valid input.
+template <class Arm, class Scalar, class Ordinal, class MemorySpace>
+class ArmBase
+{
+public:
+  using memory_space = MemorySpace;
+  using value_type = Scalar;
+  using ordinal_type = Ordinal;
+  using data_type = OperatorData<Scalar, Ordinal, MemorySpace>;
+
+  ArmBase(ArmBase &&) = default;
+  ArmBase &operator=(ArmBase &&) = default;
+  // Arms own planning state and buffers; copies would share them.
+  ArmBase(ArmBase const &) = delete;
+  ArmBase &operator=(ArmBase const &) = delete;
+
+  int width() const { return width_; }
+  Ordinal num_rows() const { return op_->n_rows; }
+  Ordinal num_cols() const { return op_->n_cols; }
+
+  /// y += A[:, cols] * dx, in place, on `space`. `cols` holds k distinct
+  /// column ids in any order, `dx` is k x B, `y` is num_rows() x B. Throws
+  /// std::invalid_argument on bad input, before anything is written.
+  template <class ExecutionSpace, class Cols, class Dx, class Y>
+  void apply_cols(ExecutionSpace const &space, Cols const &cols, Dx const &dx,
+                  Y const &y)
+  {
+    check_apply_types<ExecutionSpace, MemorySpace, Scalar, Ordinal, Cols, Dx, Y>();
+    Ordinal const *host_cols = check_(space, cols, dx, y);
+    static_cast<Arm &>(*this).apply_checked(space, host_cols, cols, dx, y);
+  }
+
+  /// Same, on a default instance of the operator's execution space.
+  template <class Cols, class Dx, class Y>
+  void apply_cols(Cols const &cols, Dx const &dx, Y const &y)
+  {
+    apply_cols(typename MemorySpace::execution_space{}, cols, dx, y);
+  }
+
+protected:
+  ArmBase(std::shared_ptr<data_type const> op, int width, char const *where)
+      : op_(std::move(op)), width_(check_width(width, where)),
+        check_(Arm::name, op_->n_rows, op_->n_cols, width_)
+  {
+  }
+
+  std::shared_ptr<data_type const> op_;
+  int width_;
+
+private:
+  static int check_width(int width, char const *where)
+  {
+    if (width <= 0)
+      throw_invalid(where, ": argument 'B' must be positive, got ", width);
+    return width;
+  }
+
+  InputCheck<Ordinal> check_;
+};
+
+} // namespace hst::detail

@@ -1,0 +1,75 @@
+#pragma once
+
+#include <hst/detail/Width.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace hst::detail
+{
+
+// y += A[:, cols] * dx from a row list compiled for the exact set: one work
+// item per touched row, summing that row's (position in cols, value) entries.
+// Work items own distinct rows: no atomics, and the sum order is fixed.
+template <int W, class Rows, class RowPtr, class Positions, class Values,
+          class Dx, class Y>
+struct ExactSetFunctor
+{
+  Rows rows;
+  RowPtr row_ptr;
+  Positions position;
+  Values val;
+  Dx dx;
+  Y y;
+  int width;
+
+  KOKKOS_FUNCTION void operator()(int s) const
+  {
+    auto const r = rows(s);
+    auto const begin = row_ptr(s);
+    auto const end = row_ptr(s + 1);
+    if constexpr (W > 0)
+    {
+      typename Y::non_const_value_type sum[W] = {};
+      for (auto e = begin; e < end; ++e)
+      {
+        auto const v = val(e);
+        auto const i = position(e);
+        for (int b = 0; b < W; ++b)
+          sum[b] += v * dx(i, b);
+      }
+      for (int b = 0; b < W; ++b)
+        y(r, b) += sum[b];
+    }
+    else
+    {
+      for (auto e = begin; e < end; ++e)
+      {
+        auto const v = val(e);
+        auto const i = position(e);
+        for (int b = 0; b < width; ++b)
+          y(r, b) += v * dx(i, b);
+      }
+    }
+  }
+};
+
+template <class ExecutionSpace, class Rows, class RowPtr, class Positions,
+          class Values, class Dx, class Y>
+void exact_set_apply(ExecutionSpace const &space, int n_touched, Rows const &rows,
+                     RowPtr const &row_ptr, Positions const &position,
+                     Values const &val, int width, Dx const &dx, Y const &y)
+{
+  if (n_touched == 0)
+    return;
+  dispatch_width(width, [&](auto w) {
+    constexpr int W = decltype(w)::value;
+    using Functor = ExactSetFunctor<W, Rows, RowPtr, Positions, Values, Dx, Y>;
+    Kokkos::parallel_for(
+        "hst::ExactSetArm::apply",
+        Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<int>>(space, 0,
+                                                                    n_touched),
+        Functor{rows, row_ptr, position, val, dx, y, width});
+  });
+}
+
+} // namespace hst::detail

@@ -1,0 +1,178 @@
+#pragma once
+// The checks every arm makes before it writes anything: view types at compile
+// time, dimensions and column ids at run time. A failed check throws
+// std::invalid_argument naming the function, the argument and the value, and
+// leaves the caller's data untouched.
+
+#include <hst/kokkos_ext/Compat.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace hst::detail
+{
+
+template <class ExecutionSpace, class MemorySpace, class Scalar, class Ordinal,
+          class Cols, class Dx, class Y>
+constexpr void check_apply_types()
+{
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                "hst: apply_cols(space, cols, dx, y): 'space' must be a Kokkos "
+                "execution space instance");
+  static_assert(kokkos_ext::is_accessible_from<ExecutionSpace, MemorySpace>,
+                "hst: apply_cols: the execution space cannot access the "
+                "operator's memory space");
+  static_assert(Kokkos::is_view<Cols>::value && Cols::rank == 1,
+                "hst: apply_cols: 'cols' must be a rank-1 Kokkos::View");
+  static_assert(std::is_same_v<typename Cols::non_const_value_type, Ordinal>,
+                "hst: apply_cols: 'cols' must hold the operator's Ordinal type");
+  static_assert(std::is_same_v<typename Cols::array_layout, Kokkos::LayoutLeft> ||
+                    std::is_same_v<typename Cols::array_layout, Kokkos::LayoutRight>,
+                "hst: apply_cols: 'cols' must be contiguous (LayoutLeft or "
+                "LayoutRight)");
+  static_assert(Kokkos::is_view<Dx>::value && Dx::rank == 2,
+                "hst: apply_cols: 'dx' must be a rank-2 Kokkos::View (k x B)");
+  static_assert(std::is_same_v<typename Dx::non_const_value_type, Scalar>,
+                "hst: apply_cols: 'dx' must hold the operator's Scalar type");
+  static_assert(Kokkos::is_view<Y>::value && Y::rank == 2,
+                "hst: apply_cols: 'y' must be a rank-2 Kokkos::View (n_rows x B)");
+  static_assert(std::is_same_v<typename Y::value_type, Scalar>,
+                "hst: apply_cols: 'y' must hold the operator's (non-const) "
+                "Scalar type");
+  static_assert(
+      kokkos_ext::is_accessible_from<ExecutionSpace, typename Cols::memory_space> &&
+          kokkos_ext::is_accessible_from<ExecutionSpace, typename Dx::memory_space> &&
+          kokkos_ext::is_accessible_from<ExecutionSpace, typename Y::memory_space>,
+      "hst: apply_cols: 'cols', 'dx' and 'y' must be accessible from the "
+      "execution space");
+}
+
+template <class... Parts>
+[[noreturn]] void throw_invalid(Parts const &...parts)
+{
+  std::ostringstream message;
+  (message << ... << parts);
+  throw std::invalid_argument(message.str());
+}
+
+// Host-side checker of one arm's inputs. Keeps a stamp per operator column to
+// find duplicate ids in O(k) without clearing anything between calls.
+template <class Ordinal>
+class InputCheck
+{
+public:
+  InputCheck(char const *where, Ordinal n_rows, Ordinal n_cols, int width)
+      : where_(where), n_rows_(n_rows), n_cols_(n_cols), width_(width),
+        stamp_(std::size_t(n_cols), 0),
+        staging_("hst::InputCheck::host_cols", 0)
+  {
+  }
+
+  // Checks dimensions and column ids; returns the column ids readable on the
+  // host (the caller's own memory where the host can reach it).
+  template <class ExecutionSpace, class Cols, class Dx, class Y>
+  Ordinal const *operator()(ExecutionSpace const &space, Cols const &cols,
+                            Dx const &dx, Y const &y)
+  {
+    std::size_t const k = cols.extent(0);
+    if (dx.extent(0) != k)
+      throw_invalid(where_, ": argument 'dx' has ", dx.extent(0),
+                    " rows but 'cols' holds ", k, " columns");
+    if (dx.extent(1) != std::size_t(width_))
+      throw_invalid(where_, ": argument 'dx' has ", dx.extent(1),
+                    " columns but the arm was made for B = ", width_);
+    if (y.extent(0) != std::size_t(n_rows_))
+      throw_invalid(where_, ": argument 'y' has ", y.extent(0),
+                    " rows but the operator has ", n_rows_);
+    if (y.extent(1) != std::size_t(width_))
+      throw_invalid(where_, ": argument 'y' has ", y.extent(1),
+                    " columns but the arm was made for B = ", width_);
+    Ordinal const *ids = host_columns(space, cols);
+    check_columns(ids, k);
+    return ids;
+  }
+
+private:
+  template <class ExecutionSpace, class Cols>
+  Ordinal const *host_columns(ExecutionSpace const &space, Cols const &cols)
+  {
+    if constexpr (kokkos_ext::is_host_accessible<typename Cols::memory_space>)
+    {
+      (void)space;
+      return cols.data();
+    }
+    else
+    {
+      std::size_t const k = cols.extent(0);
+      if (staging_.extent(0) < k)
+        staging_ = Kokkos::View<Ordinal *, Kokkos::HostSpace>(
+            Kokkos::view_alloc(Kokkos::WithoutInitializing,
+                               "hst::InputCheck::host_cols"),
+            std::max(k, 2 * staging_.extent(0)));
+      Kokkos::deep_copy(space,
+                        Kokkos::subview(staging_, std::make_pair(std::size_t(0), k)),
+                        cols);
+      space.fence(); // the host reads the column ids next
+      return staging_.data();
+    }
+  }
+
+  void check_columns(Ordinal const *ids, std::size_t k)
+  {
+    if (++epoch_ == 0)
+    {
+      std::fill(stamp_.begin(), stamp_.end(), 0);
+      epoch_ = 1;
+    }
+    for (std::size_t i = 0; i < k; ++i)
+    {
+      Ordinal const c = ids[i];
+      if (c < 0 || c >= n_cols_)
+        throw_invalid(where_, ": argument 'cols' holds column id ", c,
+                      " at position ", i, ", outside [0, ", n_cols_, ")");
+      if (stamp_[c] == epoch_)
+      {
+        std::size_t first = 0;
+        while (ids[first] != c)
+          ++first;
+        throw_invalid(where_, ": argument 'cols' holds column id ", c,
+                      " twice, at positions ", first, " and ", i);
+      }
+      stamp_[c] = epoch_;
+    }
+  }
+
+  char const *where_;
+  Ordinal n_rows_;
+  Ordinal n_cols_;
+  int width_;
+  std::vector<std::uint32_t> stamp_;
+  std::uint32_t epoch_ = 0;
+  Kokkos::View<Ordinal *, Kokkos::HostSpace> staging_;
+};
+
+// Remembers the previous step's column ids; tells whether they changed.
+template <class Ordinal>
+class ColumnSetHistory
+{
+public:
+  bool same_as_previous(Ordinal const *ids, std::size_t k) const
+  {
+    return k == previous_.size() && std::equal(ids, ids + k, previous_.begin());
+  }
+  std::vector<Ordinal> const &previous() const { return previous_; }
+  void remember(Ordinal const *ids, std::size_t k) { previous_.assign(ids, ids + k); }
+
+private:
+  std::vector<Ordinal> previous_;
+};
+
+} // namespace hst::detail

@@ -1,0 +1,107 @@
+#pragma once
+
+#include <hst/Options.hpp>
+#include <hst/detail/Buffers.hpp>
+#include <hst/detail/InputCheck.hpp>
+#include <hst/detail/TileIndex.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace hst::detail
+{
+
+// Everything `Operator` builds once, shared (read-only) by the arms it makes.
+template <class Scalar, class Ordinal, class MemorySpace>
+struct OperatorData
+{
+  Ordinal n_rows = 0;
+  Ordinal n_cols = 0;
+  std::size_t nnz = 0;
+  OperatorOptions options;
+
+  // A by columns, caller's numbering: the scatter arm walks it on the device,
+  // the exact-set arm compiles from its host copy.
+  HostCsc<Scalar, Ordinal> csc_host;
+  Kokkos::View<std::size_t *, MemorySpace> col_ptr;
+  Kokkos::View<Ordinal *, MemorySpace> csc_row;
+  Kokkos::View<Scalar *, MemorySpace> csc_val;
+
+  // Tile index. Host-only parts plan schedules; the rest is walked by kernels.
+  std::vector<Ordinal> tile_position;       // column -> T * tile + j
+  std::vector<std::int32_t> tile_ptr;       // column tile -> first tile
+  std::vector<std::int32_t> tile_row_block; // tile -> row block
+  std::int32_t n_row_blocks = 0;
+  Kokkos::View<std::size_t *, MemorySpace> segment_ptr; // tile*tile_width + j
+  Kokkos::View<Ordinal *, MemorySpace> tile_row;
+  Kokkos::View<Scalar *, MemorySpace> tile_val;
+  TileStats stats;
+
+  std::int32_t column_tile_of(Ordinal c) const
+  {
+    return std::int32_t(tile_position[c] / options.tile);
+  }
+  std::int32_t column_tiles() const { return std::int32_t(tile_ptr.size()) - 1; }
+
+  template <class ExecutionSpace, class Matrix>
+  OperatorData(ExecutionSpace const &space, Matrix const &A,
+               OperatorOptions const &options_)
+      : options(options_)
+  {
+    if (options.tile <= 0)
+      throw_invalid("hst::Operator: argument 'options.tile' must be positive, got ",
+                    options.tile);
+    if (options.row_block <= 0)
+      throw_invalid("hst::Operator: argument 'options.row_block' must be "
+                    "positive, got ",
+                    options.row_block);
+    n_rows = Ordinal(A.numRows());
+    n_cols = Ordinal(A.numCols());
+    auto const row_map =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, A.graph.row_map);
+    auto const entries =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, A.graph.entries);
+    auto const values =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, A.values);
+    if (n_rows > 0 && row_map.extent(0) != std::size_t(n_rows) + 1)
+      throw_invalid("hst::Operator: argument 'A' has ", n_rows,
+                    " rows but a row map of ", row_map.extent(0), " entries");
+    nnz = n_rows > 0 ? std::size_t(row_map(n_rows)) : 0;
+    for (Ordinal r = 0; r < n_rows; ++r)
+      for (auto p = std::size_t(row_map(r)); p < std::size_t(row_map(r + 1)); ++p)
+        if (entries(p) < 0 || entries(p) >= n_cols)
+          throw_invalid("hst::Operator: argument 'A' has column id ", entries(p),
+                        " in row ", r, ", outside [0, ", n_cols, ")");
+
+    csc_host = transpose_to_csc<Scalar>(n_rows, n_cols, row_map, entries, values);
+    LocalityOrder<Ordinal> order;
+    if (options.locality)
+      order = locality_order(n_rows, n_cols, row_map, entries, csc_host);
+    else
+    {
+      order.columns.resize(n_cols);
+      order.rows.resize(n_rows);
+      std::iota(order.columns.begin(), order.columns.end(), Ordinal(0));
+      std::iota(order.rows.begin(), order.rows.end(), Ordinal(0));
+    }
+    auto index = build_tile_index(n_rows, n_cols, csc_host, order, options);
+
+    col_ptr = to_memory_space<MemorySpace>(space, csc_host.col_ptr);
+    csc_row = to_memory_space<MemorySpace>(space, csc_host.row);
+    csc_val = to_memory_space<MemorySpace>(space, csc_host.val);
+    tile_position = std::move(index.tile_position);
+    tile_ptr = std::move(index.tile_ptr);
+    tile_row_block = std::move(index.tile_row_block);
+    n_row_blocks = index.n_row_blocks;
+    segment_ptr = to_memory_space<MemorySpace>(space, index.segment_ptr);
+    tile_row = to_memory_space<MemorySpace>(space, index.row);
+    tile_val = to_memory_space<MemorySpace>(space, index.val);
+    stats = index.stats;
+    space.fence(); // the host copies of the tile index are released on return
+  }
+};
+
+} // namespace hst::detail

@@ -1,0 +1,117 @@
+#pragma once
+
+#include <hst/HST.hpp>
+#include <hst/workload/Generators.hpp>
+
+#include <KokkosSparse_CrsMatrix.hpp>
+#include <KokkosSparse_spmv.hpp>
+#include <Kokkos_Core.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace hst_test
+{
+
+// The execution spaces the tests run on: every one Kokkos was built with.
+using DeviceTypes = ::testing::Types<
+#ifdef KOKKOS_ENABLE_CUDA
+    Kokkos::Cuda,
+#endif
+#ifdef KOKKOS_ENABLE_HIP
+    Kokkos::Experimental::HIP,
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+    Kokkos::OpenMP,
+#endif
+#ifdef KOKKOS_ENABLE_THREADS
+    Kokkos::Threads,
+#endif
+#ifdef KOKKOS_ENABLE_SERIAL
+    Kokkos::Serial
+#endif
+    >;
+
+using Scalar = double;
+using Ordinal = int;
+
+template <class ExecutionSpace>
+using Matrix = KokkosSparse::CrsMatrix<Scalar, Ordinal,
+                                       Kokkos::Device<ExecutionSpace,
+                                                      typename ExecutionSpace::memory_space>>;
+
+using Triplets = hst::workload::Triplets<Scalar, Ordinal>;
+
+template <class ExecutionSpace>
+Matrix<ExecutionSpace> to_matrix(Triplets const &t)
+{
+  return hst::workload::to_crs<Matrix<ExecutionSpace>>(t);
+}
+
+// A host View filled from a std::vector, copied to `Space`'s memory.
+template <class MemorySpace, class T>
+Kokkos::View<T *, MemorySpace> to_view(std::vector<T> const &v,
+                                       char const *label = "hst_test::view")
+{
+  Kokkos::View<T *, Kokkos::HostSpace> host(std::string(label), v.size());
+  std::copy(v.begin(), v.end(), host.data());
+  return Kokkos::create_mirror_view_and_copy(MemorySpace{}, host);
+}
+
+// Rank-2 View (rows x width) in `Layout`, filled from row-major `values`.
+template <class Layout, class MemorySpace>
+Kokkos::View<Scalar **, Layout, MemorySpace>
+to_matrix_view(std::vector<Scalar> const &values, std::size_t rows, int width)
+{
+  Kokkos::View<Scalar **, Layout, MemorySpace> view("hst_test::dx", rows, width);
+  auto host = Kokkos::create_mirror_view(view);
+  for (std::size_t i = 0; i < rows; ++i)
+    for (int b = 0; b < width; ++b)
+      host(i, b) = values[i * width + b];
+  Kokkos::deep_copy(view, host);
+  return view;
+}
+
+template <class View>
+std::vector<Scalar> to_host_rows(View const &y)
+{
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y);
+  std::vector<Scalar> out(y.extent(0) * y.extent(1));
+  for (std::size_t r = 0; r < y.extent(0); ++r)
+    for (std::size_t b = 0; b < y.extent(1); ++b)
+      out[r * y.extent(1) + b] = host(r, b);
+  return out;
+}
+
+// y += A[:, cols] * dx by a plain loop over the rows of A on the host.
+inline void reference_apply(Triplets const &A, std::vector<Ordinal> const &cols,
+                            std::vector<Scalar> const &dx, int width,
+                            std::vector<Scalar> &y)
+{
+  std::vector<int> position(A.n_cols, -1);
+  for (std::size_t i = 0; i < cols.size(); ++i)
+    position[cols[i]] = int(i);
+  for (Ordinal r = 0; r < A.n_rows; ++r)
+    for (auto const &[c, v] : A.rows[r])
+      if (position[c] >= 0)
+        for (int b = 0; b < width; ++b)
+          y[std::size_t(r) * width + b] += v * dx[std::size_t(position[c]) * width + b];
+}
+
+// max |a - b| / max |b|
+inline double relative_error(std::vector<Scalar> const &a, std::vector<Scalar> const &b)
+{
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+  {
+    diff = std::max(diff, std::abs(a[i] - b[i]));
+    scale = std::max(scale, std::abs(b[i]));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+} // namespace hst_test

@@ -1,0 +1,275 @@
+// Oracle tests: every arm agrees with a full recompute (KokkosSparse::spmv of
+// A times the accumulated x) after 200-step workloads, and with a plain host
+// loop on the edge cases.
+
+#include "HSTTestHelpers.hpp"
+
+#include <hst/workload/Workload.hpp>
+
+#include <cstring>
+
+namespace
+{
+
+using namespace hst_test;
+using hst::workload::Motion;
+
+template <class ExecutionSpace>
+struct Arms : ::testing::Test
+{
+};
+TYPED_TEST_SUITE(Arms, DeviceTypes);
+
+struct Case
+{
+  std::string name;
+  Triplets A;
+};
+
+std::vector<Case> operator_cases()
+{
+  using namespace hst::workload;
+  auto const grid2 = grid_2d<Scalar, Ordinal>(60, 60);
+  auto const grid3 = grid_3d<Scalar, Ordinal>(15);
+  return {{"grid_2d", grid2},
+          {"grid_2d_shuffled", shuffled(grid2, 7)},
+          {"grid_3d", grid3},
+          {"grid_3d_shuffled", shuffled(grid3, 11)},
+          {"power_law", power_law<Scalar, Ordinal>(3000, 8, 5)},
+          {"rectangular_wide", rectangular_band<Scalar, Ordinal>(1500, 4000, 3)},
+          {"rectangular_tall", rectangular_band<Scalar, Ordinal>(4000, 1500, 2)},
+          {"empty_rows_and_columns",
+           with_empty_lines(grid_2d<Scalar, Ordinal>(50, 50), 7, 5)}};
+}
+
+// Final y of each arm (scheduled, exact set, scatter) and of a full recompute,
+// after `steps` steps of one workload, all row-major on the host.
+struct Outcome
+{
+  std::vector<Scalar> scheduled, exact_set, scatter, full;
+};
+
+template <class ExecutionSpace, class DxLayout, class YLayout>
+Outcome run_workload(Triplets const &t, hst::workload::WorkloadOptions const &w,
+                     int steps)
+{
+  using memory_space = typename ExecutionSpace::memory_space;
+  ExecutionSpace space;
+  auto const A = to_matrix<ExecutionSpace>(t);
+  hst::workload::Workload<Scalar, Ordinal> workload(A, w);
+  int const width = w.width;
+  std::size_t const k = workload.columns().size();
+
+  hst::Operator op(A);
+  auto scheduled = op.session(to_view<memory_space>(workload.columns()), width);
+  auto exact_set = op.baseline(width);
+  auto scatter = op.scatter(width);
+
+  Kokkos::View<Ordinal *, memory_space> cols("cols", k);
+  Kokkos::View<Scalar **, DxLayout, memory_space> dx("dx", k, width);
+  auto cols_host = Kokkos::create_mirror_view(cols);
+  auto dx_host = Kokkos::create_mirror_view(dx);
+  Kokkos::View<Scalar **, YLayout, memory_space> y_scheduled("y", t.n_rows, width),
+      y_exact("y", t.n_rows, width), y_scatter("y", t.n_rows, width);
+  std::vector<Scalar> x(std::size_t(t.n_cols) * width, 0.0);
+
+  for (int step = 0; step < steps; ++step)
+  {
+    // The caller refills the same Views each step.
+    for (std::size_t i = 0; i < k; ++i)
+    {
+      cols_host(i) = workload.columns()[i];
+      for (int b = 0; b < width; ++b)
+      {
+        dx_host(i, b) = workload.dx()[i * width + b];
+        x[std::size_t(cols_host(i)) * width + b] += dx_host(i, b);
+      }
+    }
+    Kokkos::deep_copy(space, cols, cols_host);
+    Kokkos::deep_copy(space, dx, dx_host);
+    scheduled.apply_cols(space, cols, dx, y_scheduled);
+    exact_set.apply_cols(space, cols, dx, y_exact);
+    scatter.apply_cols(space, cols, dx, y_scatter);
+    space.fence();
+    workload.advance();
+  }
+
+  using MV = Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space>;
+  MV x_view("x", t.n_cols, width), y_full("y_full", t.n_rows, width);
+  auto x_host = Kokkos::create_mirror_view(x_view);
+  for (Ordinal c = 0; c < t.n_cols; ++c)
+    for (int b = 0; b < width; ++b)
+      x_host(c, b) = x[std::size_t(c) * width + b];
+  Kokkos::deep_copy(x_view, x_host);
+  KokkosSparse::spmv("N", 1.0, A, x_view, 0.0, y_full);
+  return {to_host_rows(y_scheduled), to_host_rows(y_exact), to_host_rows(y_scatter),
+          to_host_rows(y_full)};
+}
+
+TYPED_TEST(Arms, agree_with_full_recompute_after_200_steps)
+{
+  using ExecutionSpace = TypeParam;
+  for (auto const &c : operator_cases())
+    for (Motion motion : {Motion::drift, Motion::jump, Motion::frozen})
+    {
+      SCOPED_TRACE(c.name + " " + hst::workload::to_string(motion));
+      hst::workload::WorkloadOptions w;
+      w.motion = motion;
+      w.churn = 0.05;
+      w.seed = 3;
+      auto const out =
+          run_workload<ExecutionSpace, Kokkos::LayoutRight, Kokkos::LayoutRight>(
+              c.A, w, 200);
+      EXPECT_LE(relative_error(out.scheduled, out.full), 1e-13);
+      EXPECT_LE(relative_error(out.exact_set, out.full), 1e-13);
+      EXPECT_LE(relative_error(out.scatter, out.full), 1e-13);
+    }
+}
+
+TYPED_TEST(Arms, layouts_and_batch_widths)
+{
+  using ExecutionSpace = TypeParam;
+  auto const t = hst::workload::grid_2d<Scalar, Ordinal>(40, 40);
+  for (int width : {1, 2, 8, 13, 16})
+  {
+    SCOPED_TRACE("B = " + std::to_string(width));
+    hst::workload::WorkloadOptions w;
+    w.width = width;
+    w.churn = 0.1;
+    auto const left =
+        run_workload<ExecutionSpace, Kokkos::LayoutLeft, Kokkos::LayoutLeft>(t, w, 40);
+    auto const mixed =
+        run_workload<ExecutionSpace, Kokkos::LayoutRight, Kokkos::LayoutLeft>(t, w, 40);
+    for (auto const *out : {&left, &mixed})
+    {
+      EXPECT_LE(relative_error(out->scheduled, out->full), 1e-13);
+      EXPECT_LE(relative_error(out->exact_set, out->full), 1e-13);
+      EXPECT_LE(relative_error(out->scatter, out->full), 1e-13);
+    }
+  }
+}
+
+TYPED_TEST(Arms, results_are_bitwise_reproducible)
+{
+  using ExecutionSpace = TypeParam;
+  auto const t = hst::workload::shuffled(hst::workload::grid_2d<Scalar, Ordinal>(50, 50), 2);
+  hst::workload::WorkloadOptions w;
+  w.churn = 0.05;
+  auto const first =
+      run_workload<ExecutionSpace, Kokkos::LayoutRight, Kokkos::LayoutRight>(t, w, 100);
+  auto const second =
+      run_workload<ExecutionSpace, Kokkos::LayoutRight, Kokkos::LayoutRight>(t, w, 100);
+  auto same = [](std::vector<Scalar> const &a, std::vector<Scalar> const &b) {
+    return a.size() == b.size() &&
+           std::memcmp(a.data(), b.data(), a.size() * sizeof(Scalar)) == 0;
+  };
+  EXPECT_TRUE(same(first.scheduled, second.scheduled));
+  EXPECT_TRUE(same(first.exact_set, second.exact_set));
+  // Concurrent scatter adds atomically, in no fixed order.
+  if (hst::kokkos_ext::concurrency(ExecutionSpace{}) == 1)
+  {
+    EXPECT_TRUE(same(first.scatter, second.scatter));
+  }
+}
+
+// One step of each arm on the given columns against the host loop.
+template <class ExecutionSpace>
+void expect_step_matches_reference(Triplets const &t, std::vector<Ordinal> const &cols,
+                                   int width, std::vector<Ordinal> const &expected)
+{
+  using memory_space = typename ExecutionSpace::memory_space;
+  auto const A = to_matrix<ExecutionSpace>(t);
+  hst::Operator op(A);
+  std::vector<Scalar> dx(cols.size() * width);
+  for (std::size_t e = 0; e < dx.size(); ++e)
+    dx[e] = 0.25 + double(e % 7);
+  std::vector<Scalar> y0(std::size_t(t.n_rows) * width);
+  for (std::size_t e = 0; e < y0.size(); ++e)
+    y0[e] = double(e % 5) - 2.0;
+  auto expected_y = y0;
+  reference_apply(t, cols, dx, width, expected_y);
+
+  auto const cols_view = to_view<memory_space>(cols);
+  auto const dx_view = to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, cols.size(), width);
+  auto run = [&](auto &&arm) {
+    auto y = to_matrix_view<Kokkos::LayoutRight, memory_space>(y0, t.n_rows, width);
+    arm.apply_cols(cols_view, dx_view, y);
+    return to_host_rows(y);
+  };
+  EXPECT_LE(relative_error(run(op.session(to_view<memory_space>(expected), width)),
+                           expected_y),
+            1e-14);
+  EXPECT_LE(relative_error(run(op.baseline(width)), expected_y), 1e-14);
+  EXPECT_LE(relative_error(run(op.scatter(width)), expected_y), 1e-14);
+}
+
+TYPED_TEST(Arms, edge_cases_match_host_loop)
+{
+  using ExecutionSpace = TypeParam;
+  auto const t = hst::workload::grid_2d<Scalar, Ordinal>(30, 20);
+  std::vector<Ordinal> all(t.n_cols);
+  for (Ordinal c = 0; c < t.n_cols; ++c)
+    all[c] = (c * 7) % t.n_cols; // every column, out of order
+  std::vector<Ordinal> const none, one{17}, spread{599, 3, 250, 251, 42, 0, 300, 7, 8, 9, 10};
+  for (int width : {1, 8, 13})
+  {
+    SCOPED_TRACE("B = " + std::to_string(width));
+    {
+      SCOPED_TRACE("empty set");
+      expect_step_matches_reference<ExecutionSpace>(t, none, width, none);
+    }
+    {
+      SCOPED_TRACE("one column, outside the expected set");
+      expect_step_matches_reference<ExecutionSpace>(t, one, width, none);
+    }
+    {
+      SCOPED_TRACE("all columns");
+      expect_step_matches_reference<ExecutionSpace>(t, all, width, all);
+    }
+    {
+      SCOPED_TRACE("k larger than a tile, scattered");
+      expect_step_matches_reference<ExecutionSpace>(t, spread, width, one);
+    }
+  }
+  auto const holes = hst::workload::with_empty_lines(t, 3, 4);
+  expect_step_matches_reference<ExecutionSpace>(holes, {0, 4, 8, 5, 9}, 8, {0});
+  auto const wide = hst::workload::rectangular_band<Scalar, Ordinal>(10, 3000, 2);
+  expect_step_matches_reference<ExecutionSpace>(wide, {2999, 0, 1500}, 8, {});
+  auto const no_rows = Triplets(0, 50);
+  expect_step_matches_reference<ExecutionSpace>(no_rows, {3, 4}, 8, {3});
+}
+
+TYPED_TEST(Arms, schedule_grows_and_retires_tiles)
+{
+  using ExecutionSpace = TypeParam;
+  using memory_space = typename ExecutionSpace::memory_space;
+  auto const t = hst::workload::grid_2d<Scalar, Ordinal>(100, 100);
+  auto const A = to_matrix<ExecutionSpace>(t);
+  hst::workload::WorkloadOptions w;
+  w.churn = 0.25;
+  hst::workload::Workload<Scalar, Ordinal> workload(A, w);
+  hst::Operator op(A);
+  hst::SessionOptions options;
+  options.retire_after = 4;
+  auto session = op.session(to_view<memory_space>(workload.columns()), 8, options);
+  auto const initial_tiles = session.stats().column_tiles;
+  Kokkos::View<Scalar **, memory_space> dx("dx", workload.columns().size(), 8);
+  Kokkos::View<Scalar **, memory_space> y("y", t.n_rows, 8);
+  std::int64_t most_tiles = 0;
+  for (int step = 0; step < 300; ++step)
+  {
+    session.apply_cols(to_view<memory_space>(workload.columns()), dx, y);
+    most_tiles = std::max(most_tiles, session.stats().column_tiles);
+    workload.advance();
+  }
+  auto const &stats = session.stats();
+  EXPECT_EQ(stats.steps, 300);
+  EXPECT_GT(stats.tiles_compiled, initial_tiles);
+  EXPECT_GT(stats.tiles_retired, 0);
+  // The set moved far over 300 steps; retirement keeps the schedule near the
+  // size of the set's own footprint instead of its whole trail.
+  EXPECT_LT(most_tiles, stats.tiles_compiled / 2);
+  EXPECT_EQ(stats.column_tiles, stats.tiles_compiled - stats.tiles_retired);
+}
+
+} // namespace
