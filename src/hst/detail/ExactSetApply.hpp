@@ -4,6 +4,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <string>
+
 namespace hst::detail
 {
 
@@ -61,11 +63,13 @@ void exact_set_apply(ExecutionSpace const &space, int n_touched, Rows const &row
 {
   if (n_touched == 0)
     return;
+  // Kokkos takes labels as std::string: built once, not per launch.
+  static std::string const kernel_label = "hst::ExactSetArm::apply";
   dispatch_width(width, [&](auto w) {
     constexpr int W = decltype(w)::value;
     using Functor = ExactSetFunctor<W, Rows, RowPtr, Positions, Values, Dx, Y>;
     Kokkos::parallel_for(
-        "hst::ExactSetArm::apply",
+        kernel_label,
         Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<int>>(space, 0,
                                                                     n_touched),
         Functor{rows, row_ptr, position, val, dx, y, width});

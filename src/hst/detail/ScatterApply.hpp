@@ -5,6 +5,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <string>
+
 #include <type_traits>
 
 namespace hst::detail
@@ -44,6 +46,8 @@ void scatter_apply(ExecutionSpace const &space, Data const &op, int width,
     return;
   // Atomics only where work items run concurrently.
   bool const atomic = kokkos_ext::concurrency(space) > 1;
+  // Kokkos takes labels as std::string: built once, not per launch.
+  static std::string const kernel_label = "hst::ScatterArm::apply";
   dispatch_width(width, [&](auto w) {
     constexpr int W = decltype(w)::value;
     auto launch = [&](auto atomic_tag) {
@@ -51,7 +55,7 @@ void scatter_apply(ExecutionSpace const &space, Data const &op, int width,
           ScatterFunctor<W, decltype(atomic_tag)::value, decltype(op.col_ptr),
                          decltype(op.csc_row), decltype(op.csc_val), Cols, Dx, Y>;
       Kokkos::parallel_for(
-          "hst::ScatterArm::apply",
+          kernel_label,
           Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<int>>(space, 0, k),
           Functor{op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width});
     };

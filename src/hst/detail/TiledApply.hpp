@@ -4,6 +4,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <string>
+
 namespace hst::detail
 {
 
@@ -58,6 +60,8 @@ void tiled_apply(ExecutionSpace const &space, Data const &op, int n_work,
 {
   if (n_work == 0)
     return;
+  // Kokkos takes labels as std::string: built once, not per launch.
+  static std::string const kernel_label = "hst::ScheduledArm::apply";
   dispatch_width(width, [&](auto w) {
     constexpr int W = decltype(w)::value;
     using Functor =
@@ -65,7 +69,7 @@ void tiled_apply(ExecutionSpace const &space, Data const &op, int n_work,
                      decltype(op.segment_ptr), decltype(op.tile_row),
                      decltype(op.tile_val), Dx, Y>;
     Kokkos::parallel_for(
-        "hst::ScheduledArm::apply",
+        kernel_label,
         Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<int>>(space, 0, n_work),
         Functor{work_ptr, work_tile, work_slot, column_slot, op.segment_ptr,
                 op.tile_row, op.tile_val, dx, y, op.options.tile, width});
