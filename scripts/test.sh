@@ -15,11 +15,14 @@ cmake -S . -B "$build" "${flags[@]}" \
   -DHST_ENABLE_TESTS=ON -DHST_ENABLE_EXAMPLES=ON -DHST_ENABLE_BENCHMARKS=ON \
   -DHST_ENABLE_MPI="$mpi"
 cmake --build "$build" -j2
-ctest --test-dir "$build" --output-on-failure
 
+# The examples, built standalone against the installed package.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/install"
 cmake -S examples -B "$tmp/examples" "${flags[@]}" -DCMAKE_PREFIX_PATH="$tmp/install"
 cmake --build "$tmp/examples" -j2
 ctest --test-dir "$tmp/examples" --output-on-failure
+
+# The whole suite last, so its summary closes the log.
+ctest --test-dir "$build" --output-on-failure
