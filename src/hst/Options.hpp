@@ -30,8 +30,9 @@ struct SessionOptions
   /// (any step whose column set differs from the previous step's). Must be
   /// positive.
   int retire_after = 64;
-  /// With `strict`, a step whose columns fall in a column tile the schedule
-  /// does not hold throws `std::invalid_argument` instead of compiling it in.
+  /// With `strict`, the schedule is fixed: a step whose columns fall in a
+  /// column tile the schedule does not hold throws `std::invalid_argument`
+  /// instead of compiling it in, and no tile is ever retired.
   bool strict = false;
 };
 

@@ -148,7 +148,7 @@ private:
       }
       slot_last_used_[tile_slot_[t]] = step_;
     }
-    for (std::size_t s = 0; s < slot_tile_.size(); ++s)
+    for (std::size_t s = 0; !options_.strict && s < slot_tile_.size(); ++s)
       if (slot_tile_[s] >= 0 && step_ - slot_last_used_[s] > options_.retire_after)
       {
         tile_slot_[slot_tile_[s]] = -1;
