@@ -28,9 +28,12 @@ inline char const *to_string(Motion m)
 {
   switch (m)
   {
-  case Motion::drift: return "drift";
-  case Motion::jump: return "jump";
-  case Motion::frozen: return "frozen";
+  case Motion::drift:
+    return "drift";
+  case Motion::jump:
+    return "jump";
+  case Motion::frozen:
+    return "frozen";
   }
   return "?";
 }
@@ -45,9 +48,9 @@ inline std::int64_t default_k(std::int64_t n_cols)
 struct WorkloadOptions
 {
   Motion motion = Motion::drift;
-  double churn = 0.01;   ///< expected fraction of the set replaced per step
-  std::int64_t k = -1;   ///< set size; -1 means default_k(n_cols)
-  int width = 8;         ///< B: columns of dx
+  double churn = 0.01; ///< expected fraction of the set replaced per step
+  std::int64_t k = -1; ///< set size in [0, n_cols]; -1 means default_k(n_cols)
+  int width = 8;       ///< B: columns of dx
   std::uint64_t seed = 1;
 };
 
@@ -62,13 +65,16 @@ struct WorkloadOptions
 /// first set is a breadth-first ball around a random column for drift and
 /// frozen (a localised set), uniform for jump. An entering column takes the
 /// position of the one it replaces, so `columns()` keeps its order otherwise.
+/// Leavers are chosen before entrants, so exactly last_replaced() columns
+/// differ between consecutive steps.
 template <class Scalar, class Ordinal>
 class Workload
 {
 public:
   template <class Matrix>
   Workload(Matrix const &A, WorkloadOptions const &options)
-      : options_(options), random_(options.seed)
+      : options_(options)
+      , random_(options.seed)
   {
     auto const row_map =
         Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, A.graph.row_map);
@@ -76,15 +82,15 @@ public:
         Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, A.graph.entries);
     n_rows_ = Ordinal(A.numRows());
     n_cols_ = Ordinal(A.numCols());
-    if (options.churn < 0 || options.churn > 1)
+    if (!(options.churn >= 0 && options.churn <= 1))
       throw std::invalid_argument("hst::workload::Workload: argument "
                                   "'options.churn' must lie in [0, 1], got " +
                                   std::to_string(options.churn));
-    std::int64_t const k = options.k < 0 ? default_k(n_cols_) : options.k;
-    if (k > n_cols_)
-      throw std::invalid_argument("hst::workload::Workload: argument 'options.k' = " +
-                                  std::to_string(k) + " exceeds the " +
-                                  std::to_string(n_cols_) + " columns");
+    std::int64_t const k = options.k == -1 ? default_k(n_cols_) : options.k;
+    if (k < 0 || k > n_cols_)
+      throw std::invalid_argument(
+          "hst::workload::Workload: argument 'options.k' = " + std::to_string(k) +
+          " exceeds the " + std::to_string(n_cols_) + " columns");
     // Neighbour lists: rows of column c (CSC) and columns of row c (CSR).
     row_ptr_.assign(row_map.data(), row_map.data() + row_map.extent(0));
     row_cols_.assign(entries.data(), entries.data() + entries.extent(0));
@@ -128,13 +134,17 @@ public:
         std::int64_t(columns_.size()) < n_cols_)
     {
       double const expected = options_.churn * double(columns_.size());
-      auto replace = std::int64_t(std::floor(expected));
-      if (random_.uniform() < expected - double(replace))
-        ++replace;
-      replace = std::min<std::int64_t>(replace, std::int64_t(columns_.size()));
-      for (std::int64_t m = 0; m < replace; ++m)
-        replace_one();
-      last_replaced_ = replace;
+      auto count = std::int64_t(std::floor(expected));
+      if (random_.uniform() < expected - double(count))
+        ++count;
+      // Leavers stay members until the entrants are chosen: at most
+      // n_cols - k columns can enter.
+      count = std::min<std::int64_t>(
+          count,
+          std::min<std::int64_t>(std::int64_t(columns_.size()),
+                                 std::int64_t(n_cols_) - std::int64_t(columns_.size())));
+      replace(count);
+      last_replaced_ = count;
     }
     fill_dx();
   }
@@ -160,8 +170,8 @@ private:
         continue;
       queue.assign(1, seed);
       enter(seed);
-      for (std::size_t head = 0;
-           head < queue.size() && std::int64_t(columns_.size()) < k; ++head)
+      for (std::size_t head = 0; head < queue.size() && std::int64_t(columns_.size()) < k;
+           ++head)
         for_each_neighbour(queue[head], [&](Ordinal c) {
           if (!is_member(c) && std::int64_t(columns_.size()) < k)
           {
@@ -207,25 +217,33 @@ private:
     }
   }
 
-  void replace_one()
+  // Picks the leaving positions first, then the entering columns while the
+  // leavers are still members, so that no column leaves and re-enters (or
+  // enters and leaves) within one step: exactly `count` columns change.
+  void replace(std::int64_t count)
   {
-    std::size_t position;
-    if (options_.motion == Motion::drift)
+    leaving_.clear();
+    for (std::int64_t m = 0; m < count; ++m)
     {
-      position = age_order_.front(); // the oldest member leaves
-      age_order_.erase(age_order_.begin());
-    }
-    else
-    {
-      auto const a = std::size_t(random_.below(std::int64_t(age_order_.size())));
-      position = age_order_[a];
+      // Drift: the oldest member leaves. Jump: a random one.
+      auto const a = options_.motion == Motion::drift
+                         ? std::size_t(0)
+                         : std::size_t(random_.below(std::int64_t(age_order_.size())));
+      leaving_.push_back(age_order_[a]);
       age_order_.erase(age_order_.begin() + std::ptrdiff_t(a));
     }
-    Ordinal const entering = entering_column();
-    member_[columns_[position]] = 0;
-    member_[entering] = 1;
-    columns_[position] = entering;
-    age_order_.push_back(position);
+    entering_.clear();
+    for (std::int64_t m = 0; m < count; ++m)
+    {
+      entering_.push_back(entering_column());
+      member_[entering_.back()] = 1;
+    }
+    for (std::size_t m = 0; m < leaving_.size(); ++m)
+    {
+      member_[columns_[leaving_[m]]] = 0;
+      columns_[leaving_[m]] = entering_[m];
+      age_order_.push_back(leaving_[m]);
+    }
   }
 
   void fill_dx()
@@ -247,6 +265,8 @@ private:
   std::vector<Ordinal> columns_;
   std::vector<std::size_t> age_order_; // positions, oldest first
   std::vector<Ordinal> candidates_;
+  std::vector<std::size_t> leaving_;
+  std::vector<Ordinal> entering_;
   std::vector<Scalar> dx_;
   std::int64_t step_ = 0;
   std::int64_t last_replaced_ = 0;
