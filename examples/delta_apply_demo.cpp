@@ -84,8 +84,8 @@ int run(Arguments const &args)
   ExecutionSpace space;
   auto const side = Ordinal(std::lround(std::sqrt(double(args.rows))));
   Kokkos::Timer timer;
-  auto const A = hst::workload::to_crs<Matrix>(
-      hst::workload::grid_2d<Scalar, Ordinal>(side, side));
+  auto const A =
+      hst::workload::to_crs<Matrix>(hst::workload::grid_2d<Scalar, Ordinal>(side, side));
   Ordinal const n = A.numRows();
 
   // The whole workload, staged on the device before any timing.
@@ -111,9 +111,7 @@ int run(Arguments const &args)
     Kokkos::deep_copy(dx, dx_host);
   }
   auto step_cols = [&](int s) { return Kokkos::subview(cols, s, Kokkos::ALL); };
-  auto step_dx = [&](int s) {
-    return Kokkos::subview(dx, s, Kokkos::ALL, Kokkos::ALL);
-  };
+  auto step_dx = [&](int s) { return Kokkos::subview(dx, s, Kokkos::ALL, Kokkos::ALL); };
 
   timer.reset();
   hst::Operator op(space, A);
@@ -129,8 +127,8 @@ int run(Arguments const &args)
     auto const d = step_dx(s);
     int const width = args.width;
     Kokkos::parallel_for(
-        "demo::accumulate_x",
-        Kokkos::RangePolicy<ExecutionSpace>(space, 0, k), KOKKOS_LAMBDA(int i) {
+        "demo::accumulate_x", Kokkos::RangePolicy<ExecutionSpace>(space, 0, k),
+        KOKKOS_LAMBDA(int i) {
           for (int b = 0; b < width; ++b)
             x(c(i), b) += d(i, b);
         });
@@ -161,8 +159,8 @@ int run(Arguments const &args)
     double const error = relative_error(y, y_full);
     bool const right = error <= 1e-12;
     ok = ok && right;
-    std::printf("%-34s %12.2f %14.1f %12.1e%s", name, 1e6 * per_step,
-                full / per_step, error, right ? "" : "  WRONG");
+    std::printf("%-34s %12.2f %14.1f %12.1e%s", name, 1e6 * per_step, full / per_step,
+                error, right ? "" : "  WRONG");
     if (prepare > 0)
       std::printf("   (schedule compiled in %.1f us)", 1e6 * prepare);
     std::printf("\n");

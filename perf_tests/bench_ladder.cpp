@@ -151,8 +151,8 @@ void full_recompute(benchmark::State &state, std::string const &name)
     auto const c = p.step_cols(s);
     auto const d = p.step_dx(s);
     Kokkos::parallel_for(
-        "bench::accumulate_x",
-        Kokkos::RangePolicy<ExecutionSpace>(space, 0, c.extent(0)), KOKKOS_LAMBDA(int i) {
+        "bench::accumulate_x", Kokkos::RangePolicy<ExecutionSpace>(space, 0, c.extent(0)),
+        KOKKOS_LAMBDA(int i) {
           for (int b = 0; b < width; ++b)
             x(c(i), b) += d(i, b);
         });

@@ -40,9 +40,9 @@ using Scalar = double;
 using Ordinal = int;
 
 template <class ExecutionSpace>
-using Matrix = KokkosSparse::CrsMatrix<Scalar, Ordinal,
-                                       Kokkos::Device<ExecutionSpace,
-                                                      typename ExecutionSpace::memory_space>>;
+using Matrix = KokkosSparse::CrsMatrix<
+    Scalar, Ordinal,
+    Kokkos::Device<ExecutionSpace, typename ExecutionSpace::memory_space>>;
 
 using Triplets = hst::workload::Triplets<Scalar, Ordinal>;
 

@@ -2,9 +2,9 @@
 // a counting global operator new), and every kernel HST launches is labelled
 // "hst::...".
 
-#include "HSTTestHelpers.hpp"
-
 #include <hst/workload/Workload.hpp>
+
+#include "HSTTestHelpers.hpp"
 
 #include <atomic>
 #include <cstdlib>
@@ -74,8 +74,7 @@ struct Watch
 
 template <class ExecutionSpace>
 struct Allocations : ::testing::Test
-{
-};
+{};
 TYPED_TEST_SUITE(Allocations, DeviceTypes);
 
 TYPED_TEST(Allocations, steady_state_applies_allocate_nothing)

@@ -2,9 +2,9 @@
 // A times the accumulated x) after 200-step workloads, and with a plain host
 // loop on the edge cases.
 
-#include "HSTTestHelpers.hpp"
-
 #include <hst/workload/Workload.hpp>
+
+#include "HSTTestHelpers.hpp"
 
 #include <cstring>
 
@@ -16,8 +16,7 @@ using hst::workload::Motion;
 
 template <class ExecutionSpace>
 struct Arms : ::testing::Test
-{
-};
+{};
 TYPED_TEST_SUITE(Arms, DeviceTypes);
 
 struct Case
@@ -118,8 +117,8 @@ TYPED_TEST(Arms, agree_with_full_recompute_after_200_steps)
       w.churn = 0.05;
       w.seed = 3;
       auto const out =
-          run_workload<ExecutionSpace, Kokkos::LayoutRight, Kokkos::LayoutRight>(
-              c.A, w, 200);
+          run_workload<ExecutionSpace, Kokkos::LayoutRight, Kokkos::LayoutRight>(c.A, w,
+                                                                                 200);
       EXPECT_LE(relative_error(out.scheduled, out.full), 1e-13);
       EXPECT_LE(relative_error(out.exact_set, out.full), 1e-13);
       EXPECT_LE(relative_error(out.scatter, out.full), 1e-13);
@@ -152,7 +151,8 @@ TYPED_TEST(Arms, layouts_and_batch_widths)
 TYPED_TEST(Arms, results_are_bitwise_reproducible)
 {
   using ExecutionSpace = TypeParam;
-  auto const t = hst::workload::shuffled(hst::workload::grid_2d<Scalar, Ordinal>(50, 50), 2);
+  auto const t =
+      hst::workload::shuffled(hst::workload::grid_2d<Scalar, Ordinal>(50, 50), 2);
   hst::workload::WorkloadOptions w;
   w.churn = 0.05;
   auto const first =
@@ -190,15 +190,16 @@ void expect_step_matches_reference(Triplets const &t, std::vector<Ordinal> const
   reference_apply(t, cols, dx, width, expected_y);
 
   auto const cols_view = to_view<memory_space>(cols);
-  auto const dx_view = to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, cols.size(), width);
+  auto const dx_view =
+      to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, cols.size(), width);
   auto run = [&](auto &&arm) {
     auto y = to_matrix_view<Kokkos::LayoutRight, memory_space>(y0, t.n_rows, width);
     arm.apply_cols(cols_view, dx_view, y);
     return to_host_rows(y);
   };
-  EXPECT_LE(relative_error(run(op.session(to_view<memory_space>(expected), width)),
-                           expected_y),
-            1e-14);
+  EXPECT_LE(
+      relative_error(run(op.session(to_view<memory_space>(expected), width)), expected_y),
+      1e-14);
   EXPECT_LE(relative_error(run(op.baseline(width)), expected_y), 1e-14);
   EXPECT_LE(relative_error(run(op.scatter(width)), expected_y), 1e-14);
 }
@@ -210,7 +211,8 @@ TYPED_TEST(Arms, edge_cases_match_host_loop)
   std::vector<Ordinal> all(t.n_cols);
   for (Ordinal c = 0; c < t.n_cols; ++c)
     all[c] = (c * 7) % t.n_cols; // every column, out of order
-  std::vector<Ordinal> const none, one{17}, spread{599, 3, 250, 251, 42, 0, 300, 7, 8, 9, 10};
+  std::vector<Ordinal> const none, one{17},
+      spread{599, 3, 250, 251, 42, 0, 300, 7, 8, 9, 10};
   for (int width : {1, 8, 13})
   {
     SCOPED_TRACE("B = " + std::to_string(width));

@@ -80,8 +80,7 @@ std::vector<BadStep> bad_steps()
 // each bad step (checked to throw and to leave its y bitwise untouched), on
 // the same arm object.
 template <class ExecutionSpace, class Arm>
-void expect_rejected_steps(Arm &arm, Triplets const &t,
-                           std::vector<BadStep> const &steps)
+void expect_rejected_steps(Arm &arm, Triplets const &t, std::vector<BadStep> const &steps)
 {
   using memory_space = typename ExecutionSpace::memory_space;
   using Y = Kokkos::View<Scalar **, Kokkos::LayoutRight, memory_space>;
@@ -90,8 +89,7 @@ void expect_rejected_steps(Arm &arm, Triplets const &t,
   auto const dx = to_matrix_view<Kokkos::LayoutLeft, memory_space>(
       dx_values, good_cols.size(), width);
   auto expected = pattern(std::size_t(n_rows) * width, 0.5);
-  Y const y = to_matrix_view<Kokkos::LayoutRight, memory_space>(expected,
-                                                                n_rows, width);
+  Y const y = to_matrix_view<Kokkos::LayoutRight, memory_space>(expected, n_rows, width);
   auto valid_step = [&] {
     arm.apply_cols(cols, dx, y);
     reference_apply(t, good_cols, dx_values, width, expected);
@@ -119,8 +117,7 @@ void expect_rejected_steps(Arm &arm, Triplets const &t,
     expect_invalid([&] { arm.apply_cols(bad_cols, bad_dx, bad_y); }, pieces);
     auto const after = to_host_rows(bad_y);
     ASSERT_EQ(before.size(), after.size());
-    EXPECT_EQ(std::memcmp(before.data(), after.data(),
-                          before.size() * sizeof(Scalar)),
+    EXPECT_EQ(std::memcmp(before.data(), after.data(), before.size() * sizeof(Scalar)),
               0);
     valid_step();
   }
@@ -159,8 +156,7 @@ TYPED_TEST(BadInput, strict_session_rejects_columns_outside_schedule)
   strict.strict = true;
   auto session = op.session(to_view<memory_space>(good_cols), width, strict);
   auto steps = bad_steps();
-  steps.push_back(
-      {{5, 17, 60}, {"'cols'", "column id 60 at position 2", "strict"}});
+  steps.push_back({{5, 17, 60}, {"'cols'", "column id 60 at position 2", "strict"}});
   steps.push_back({{42, 5, 17, 61}, {"'cols'", "column id 61 at position 3"}});
   expect_rejected_steps<ExecutionSpace>(session, t, steps);
   EXPECT_EQ(session.stats().steps, std::int64_t(steps.size()) + 1);
@@ -207,14 +203,11 @@ TYPED_TEST(BadInput, arm_creation_is_checked)
       [&] {
         (void)op.session(to_view<memory_space>(std::vector<Ordinal>{3, -1}));
       },
-      {"hst::Operator::session", "'expected_cols'",
-       "column id -1 at position 1", "[0, 200)"});
+      {"hst::Operator::session", "'expected_cols'", "column id -1 at position 1",
+       "[0, 200)"});
   expect_invalid(
-      [&] {
-        (void)op.session(to_view<memory_space>(std::vector<Ordinal>{200}));
-      },
-      {"hst::Operator::session", "'expected_cols'",
-       "column id 200 at position 0"});
+      [&] { (void)op.session(to_view<memory_space>(std::vector<Ordinal>{200})); },
+      {"hst::Operator::session", "'expected_cols'", "column id 200 at position 0"});
 }
 
 TYPED_TEST(BadInput, operator_rejects_out_of_range_csr_column)
@@ -228,8 +221,7 @@ TYPED_TEST(BadInput, operator_rejects_out_of_range_csr_column)
     auto const A = to_matrix<TypeParam>(t);
     expect_invalid([&] { (void)hst::Operator(A); },
                    {"hst::Operator: ", "'A'",
-                    "column id " + std::to_string(bad) + " in row 1",
-                    "[0, 5)"});
+                    "column id " + std::to_string(bad) + " in row 1", "[0, 5)"});
   }
 }
 

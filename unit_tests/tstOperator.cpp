@@ -12,8 +12,7 @@ using namespace hst_test;
 
 template <class ExecutionSpace>
 struct OperatorTest : ::testing::Test
-{
-};
+{};
 TYPED_TEST_SUITE(OperatorTest, DeviceTypes);
 
 TYPED_TEST(OperatorTest, deduces_types_from_the_matrix)
@@ -22,8 +21,9 @@ TYPED_TEST(OperatorTest, deduces_types_from_the_matrix)
   auto const A = to_matrix<ExecutionSpace>(
       hst::workload::rectangular_band<Scalar, Ordinal>(300, 700, 2));
   hst::Operator op(A);
-  static_assert(std::is_same_v<decltype(op), hst::Operator<Scalar, Ordinal,
-                                                           typename ExecutionSpace::memory_space>>);
+  static_assert(
+      std::is_same_v<decltype(op), hst::Operator<Scalar, Ordinal,
+                                                 typename ExecutionSpace::memory_space>>);
   EXPECT_EQ(op.num_rows(), 300);
   EXPECT_EQ(op.num_cols(), 700);
   EXPECT_EQ(op.nnz(), std::size_t(A.nnz()));

@@ -18,9 +18,8 @@ namespace hst
 /// recompile visits only the entries of the changed set's columns,
 /// O(nnz(A[:, cols])), never a pass over all rows.
 template <class Scalar, class Ordinal, class MemorySpace>
-class ExactSetArm
-    : public detail::ArmBase<ExactSetArm<Scalar, Ordinal, MemorySpace>, Scalar,
-                             Ordinal, MemorySpace>
+class ExactSetArm : public detail::ArmBase<ExactSetArm<Scalar, Ordinal, MemorySpace>,
+                                           Scalar, Ordinal, MemorySpace>
 {
   using Base = detail::ArmBase<ExactSetArm, Scalar, Ordinal, MemorySpace>;
   friend Base;
@@ -29,13 +28,14 @@ public:
   static constexpr char const *name = "hst::ExactSetArm::apply_cols";
 
   ExactSetArm(std::shared_ptr<typename Base::data_type const> op, int width)
-      : Base(std::move(op), width, "hst::Operator::baseline"),
-        row_stamp_(std::size_t(this->op_->n_rows), 0),
-        row_slot_(std::size_t(this->op_->n_rows)), rows_("hst::ExactSetArm::rows"),
-        row_ptr_("hst::ExactSetArm::row_ptr"),
-        position_("hst::ExactSetArm::position"), value_("hst::ExactSetArm::value")
-  {
-  }
+      : Base(std::move(op), width, "hst::Operator::baseline")
+      , row_stamp_(std::size_t(this->op_->n_rows), 0)
+      , row_slot_(std::size_t(this->op_->n_rows))
+      , rows_("hst::ExactSetArm::rows")
+      , row_ptr_("hst::ExactSetArm::row_ptr")
+      , position_("hst::ExactSetArm::position")
+      , value_("hst::ExactSetArm::value")
+  {}
 
   /// Number of compiles so far (one per step whose column set changed).
   std::int64_t compiles() const { return compiles_; }
@@ -53,8 +53,7 @@ private:
       history_.remember(host_cols, k);
     }
     detail::exact_set_apply(space, n_touched_, rows_.device(), row_ptr_.device(),
-                            position_.device(), value_.device(), this->width_, dx,
-                            y);
+                            position_.device(), value_.device(), this->width_, dx, y);
   }
 
   template <class ExecutionSpace>

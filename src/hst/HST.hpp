@@ -3,6 +3,7 @@
 // changed columns. See README.md.
 
 #include <hst/Config.hpp>
+
 #include <hst/ExactSetArm.hpp>
 #include <hst/Operator.hpp>
 #include <hst/Options.hpp>

@@ -42,8 +42,7 @@ public:
   explicit Operator(KokkosSparse::CrsMatrix<S, O, D, M, Size> const &A,
                     OperatorOptions const &options = {})
       : Operator(typename MemorySpace::execution_space{}, A, options)
-  {
-  }
+  {}
 
   Ordinal num_rows() const { return data_->n_rows; }
   Ordinal num_cols() const { return data_->n_cols; }
@@ -63,19 +62,17 @@ public:
                       std::is_same_v<typename Cols::non_const_value_type, Ordinal>,
                   "hst::Operator::session: 'expected_cols' must be a rank-1 View "
                   "of the operator's Ordinal type");
-    auto const host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{},
-                                                          expected_cols);
+    auto const host =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, expected_cols);
     std::vector<Ordinal> cols(host.data(), host.data() + host.extent(0));
     return {space, data_, cols, B, options};
   }
 
   template <class Cols>
   ScheduledArm<Scalar, Ordinal, MemorySpace>
-  session(Cols const &expected_cols, int B = 8,
-          SessionOptions const &options = {}) const
+  session(Cols const &expected_cols, int B = 8, SessionOptions const &options = {}) const
   {
-    return session(typename MemorySpace::execution_space{}, expected_cols, B,
-                   options);
+    return session(typename MemorySpace::execution_space{}, expected_cols, B, options);
   }
 
   /// Exact-set arm for batch width B.
@@ -85,10 +82,7 @@ public:
   }
 
   /// Direct-scatter arm for batch width B.
-  ScatterArm<Scalar, Ordinal, MemorySpace> scatter(int B = 8) const
-  {
-    return {data_, B};
-  }
+  ScatterArm<Scalar, Ordinal, MemorySpace> scatter(int B = 8) const { return {data_, B}; }
 
 private:
   using data_type = detail::OperatorData<Scalar, Ordinal, MemorySpace>;
@@ -97,20 +91,16 @@ private:
 
 template <class S, class O, class D, class M, class Size>
 Operator(KokkosSparse::CrsMatrix<S, O, D, M, Size> const &)
-    -> Operator<std::remove_const_t<S>, std::remove_const_t<O>,
-                typename D::memory_space>;
+    -> Operator<std::remove_const_t<S>, std::remove_const_t<O>, typename D::memory_space>;
 template <class S, class O, class D, class M, class Size>
 Operator(KokkosSparse::CrsMatrix<S, O, D, M, Size> const &, OperatorOptions const &)
-    -> Operator<std::remove_const_t<S>, std::remove_const_t<O>,
-                typename D::memory_space>;
+    -> Operator<std::remove_const_t<S>, std::remove_const_t<O>, typename D::memory_space>;
 template <class ExecutionSpace, class S, class O, class D, class M, class Size>
 Operator(ExecutionSpace const &, KokkosSparse::CrsMatrix<S, O, D, M, Size> const &)
-    -> Operator<std::remove_const_t<S>, std::remove_const_t<O>,
-                typename D::memory_space>;
+    -> Operator<std::remove_const_t<S>, std::remove_const_t<O>, typename D::memory_space>;
 template <class ExecutionSpace, class S, class O, class D, class M, class Size>
 Operator(ExecutionSpace const &, KokkosSparse::CrsMatrix<S, O, D, M, Size> const &,
          OperatorOptions const &)
-    -> Operator<std::remove_const_t<S>, std::remove_const_t<O>,
-                typename D::memory_space>;
+    -> Operator<std::remove_const_t<S>, std::remove_const_t<O>, typename D::memory_space>;
 
 } // namespace hst

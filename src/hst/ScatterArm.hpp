@@ -11,9 +11,8 @@ namespace hst
 /// nothing kept between steps. Uses atomics only on an execution space with
 /// concurrency > 1, so its sums are bitwise reproducible on one thread only.
 template <class Scalar, class Ordinal, class MemorySpace>
-class ScatterArm
-    : public detail::ArmBase<ScatterArm<Scalar, Ordinal, MemorySpace>, Scalar,
-                             Ordinal, MemorySpace>
+class ScatterArm : public detail::ArmBase<ScatterArm<Scalar, Ordinal, MemorySpace>,
+                                          Scalar, Ordinal, MemorySpace>
 {
   using Base = detail::ArmBase<ScatterArm, Scalar, Ordinal, MemorySpace>;
   friend Base;
@@ -23,8 +22,7 @@ public:
 
   ScatterArm(std::shared_ptr<typename Base::data_type const> op, int width)
       : Base(std::move(op), width, "hst::Operator::scatter")
-  {
-  }
+  {}
 
 private:
   template <class ExecutionSpace, class Cols, class Dx, class Y>

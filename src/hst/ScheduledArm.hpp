@@ -36,9 +36,8 @@ struct ScheduleStats
 /// host and only on steps whose column set changed; a step that repeats the
 /// previous set does no planning at all.
 template <class Scalar, class Ordinal, class MemorySpace>
-class ScheduledArm
-    : public detail::ArmBase<ScheduledArm<Scalar, Ordinal, MemorySpace>, Scalar,
-                             Ordinal, MemorySpace>
+class ScheduledArm : public detail::ArmBase<ScheduledArm<Scalar, Ordinal, MemorySpace>,
+                                            Scalar, Ordinal, MemorySpace>
 {
   using Base = detail::ArmBase<ScheduledArm, Scalar, Ordinal, MemorySpace>;
   friend Base;
@@ -51,14 +50,15 @@ public:
                std::shared_ptr<typename Base::data_type const> op,
                std::vector<Ordinal> const &expected_cols, int width,
                SessionOptions const &options)
-      : Base(std::move(op), width, "hst::Operator::session"), options_(options),
-        tile_slot_(std::size_t(this->op_->column_tiles()), -1),
-        block_stamp_(std::size_t(this->op_->n_row_blocks), -1),
-        block_index_(std::size_t(this->op_->n_row_blocks)),
-        column_slot_("hst::ScheduledArm::column_slot"),
-        work_ptr_("hst::ScheduledArm::work_ptr"),
-        work_tile_("hst::ScheduledArm::work_tile"),
-        work_slot_("hst::ScheduledArm::work_slot")
+      : Base(std::move(op), width, "hst::Operator::session")
+      , options_(options)
+      , tile_slot_(std::size_t(this->op_->column_tiles()), -1)
+      , block_stamp_(std::size_t(this->op_->n_row_blocks), -1)
+      , block_index_(std::size_t(this->op_->n_row_blocks))
+      , column_slot_("hst::ScheduledArm::column_slot")
+      , work_ptr_("hst::ScheduledArm::work_ptr")
+      , work_tile_("hst::ScheduledArm::work_tile")
+      , work_slot_("hst::ScheduledArm::work_slot")
   {
     if (options.retire_after <= 0)
       detail::throw_invalid("hst::Operator::session: argument "
@@ -69,8 +69,8 @@ public:
       if (expected_cols[i] < 0 || expected_cols[i] >= n_cols)
         detail::throw_invalid("hst::Operator::session: argument 'expected_cols' "
                               "holds column id ",
-                              expected_cols[i], " at position ", i,
-                              ", outside [0, ", n_cols, ")");
+                              expected_cols[i], " at position ", i, ", outside [0, ",
+                              n_cols, ")");
     for (Ordinal c : expected_cols)
     {
       auto const t = this->op_->column_tile_of(c);
@@ -101,8 +101,8 @@ private:
     }
     if (k > 0)
       detail::tiled_apply(space, *this->op_, n_work_, work_ptr_.device(),
-                          work_tile_.device(), work_slot_.device(),
-                          column_slot_.device(), this->width_, dx, y);
+                          work_tile_.device(), work_slot_.device(), column_slot_.device(),
+                          this->width_, dx, y);
   }
 
   void check_covered(Ordinal const *cols, std::size_t k) const

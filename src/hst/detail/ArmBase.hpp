@@ -37,8 +37,7 @@ public:
   /// column ids in any order, `dx` is k x B, `y` is num_rows() x B. Throws
   /// std::invalid_argument on bad input, before anything is written.
   template <class ExecutionSpace, class Cols, class Dx, class Y>
-  void apply_cols(ExecutionSpace const &space, Cols const &cols, Dx const &dx,
-                  Y const &y)
+  void apply_cols(ExecutionSpace const &space, Cols const &cols, Dx const &dx, Y const &y)
   {
     check_apply_types<ExecutionSpace, MemorySpace, Scalar, Ordinal, Cols, Dx, Y>();
     Ordinal const *host_cols = check_(space, cols, dx, y);
@@ -54,10 +53,10 @@ public:
 
 protected:
   ArmBase(std::shared_ptr<data_type const> op, int width, char const *where)
-      : op_(std::move(op)), width_(check_width(width, where)),
-        check_(Arm::name, op_->n_rows, op_->n_cols, width_)
-  {
-  }
+      : op_(std::move(op))
+      , width_(check_width(width, where))
+      , check_(Arm::name, op_->n_rows, op_->n_cols, width_)
+  {}
 
   std::shared_ptr<data_type const> op_;
   int width_;

@@ -44,7 +44,9 @@ public:
   using device_view = Kokkos::View<T *, MemorySpace>;
   using host_view = typename device_view::HostMirror;
 
-  explicit PlannedBuffer(std::string label) : label_(std::move(label)) {}
+  explicit PlannedBuffer(std::string label)
+      : label_(std::move(label))
+  {}
 
   std::size_t capacity() const { return device_.extent(0); }
 
@@ -55,8 +57,7 @@ public:
     if (n <= old)
       return;
     std::size_t const grown = std::max(n, 2 * old);
-    device_view device(Kokkos::view_alloc(Kokkos::WithoutInitializing, label_),
-                       grown);
+    device_view device(Kokkos::view_alloc(Kokkos::WithoutInitializing, label_), grown);
     host_view host = Kokkos::create_mirror_view(device);
     std::copy(host_.data(), host_.data() + old, host.data());
     std::fill(host.data() + old, host.data() + grown, fill);

@@ -12,8 +12,8 @@ namespace hst::detail
 // y += A[:, cols] * dx from a row list compiled for the exact set: one work
 // item per touched row, summing that row's (position in cols, value) entries.
 // Work items own distinct rows: no atomics, and the sum order is fixed.
-template <int W, class Rows, class RowPtr, class Positions, class Values,
-          class Dx, class Y>
+template <int W, class Rows, class RowPtr, class Positions, class Values, class Dx,
+          class Y>
 struct ExactSetFunctor
 {
   Rows rows;
@@ -55,11 +55,11 @@ struct ExactSetFunctor
   }
 };
 
-template <class ExecutionSpace, class Rows, class RowPtr, class Positions,
-          class Values, class Dx, class Y>
+template <class ExecutionSpace, class Rows, class RowPtr, class Positions, class Values,
+          class Dx, class Y>
 void exact_set_apply(ExecutionSpace const &space, int n_touched, Rows const &rows,
-                     RowPtr const &row_ptr, Positions const &position,
-                     Values const &val, int width, Dx const &dx, Y const &y)
+                     RowPtr const &row_ptr, Positions const &position, Values const &val,
+                     int width, Dx const &dx, Y const &y)
 {
   if (n_touched == 0)
     return;
@@ -70,8 +70,7 @@ void exact_set_apply(ExecutionSpace const &space, int n_touched, Rows const &row
     using Functor = ExactSetFunctor<W, Rows, RowPtr, Positions, Values, Dx, Y>;
     Kokkos::parallel_for(
         kernel_label,
-        Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<int>>(space, 0,
-                                                                    n_touched),
+        Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<int>>(space, 0, n_touched),
         Functor{rows, row_ptr, position, val, dx, y, width});
   });
 }

@@ -70,17 +70,19 @@ class InputCheck
 {
 public:
   InputCheck(char const *where, Ordinal n_rows, Ordinal n_cols, int width)
-      : where_(where), n_rows_(n_rows), n_cols_(n_cols), width_(width),
-        stamp_(std::size_t(n_cols), 0),
-        staging_("hst::InputCheck::host_cols", 0)
-  {
-  }
+      : where_(where)
+      , n_rows_(n_rows)
+      , n_cols_(n_cols)
+      , width_(width)
+      , stamp_(std::size_t(n_cols), 0)
+      , staging_("hst::InputCheck::host_cols", 0)
+  {}
 
   // Checks dimensions and column ids; returns the column ids readable on the
   // host (the caller's own memory where the host can reach it).
   template <class ExecutionSpace, class Cols, class Dx, class Y>
-  Ordinal const *operator()(ExecutionSpace const &space, Cols const &cols,
-                            Dx const &dx, Y const &y)
+  Ordinal const *operator()(ExecutionSpace const &space, Cols const &cols, Dx const &dx,
+                            Y const &y)
   {
     std::size_t const k = cols.extent(0);
     if (dx.extent(0) != k)
@@ -114,12 +116,10 @@ private:
       std::size_t const k = cols.extent(0);
       if (staging_.extent(0) < k)
         staging_ = Kokkos::View<Ordinal *, Kokkos::HostSpace>(
-            Kokkos::view_alloc(Kokkos::WithoutInitializing,
-                               "hst::InputCheck::host_cols"),
+            Kokkos::view_alloc(Kokkos::WithoutInitializing, "hst::InputCheck::host_cols"),
             std::max(k, 2 * staging_.extent(0)));
-      Kokkos::deep_copy(space,
-                        Kokkos::subview(staging_, std::make_pair(std::size_t(0), k)),
-                        cols);
+      Kokkos::deep_copy(
+          space, Kokkos::subview(staging_, std::make_pair(std::size_t(0), k)), cols);
       space.fence(); // the host reads the column ids next
       return staging_.data();
     }
@@ -136,8 +136,8 @@ private:
     {
       Ordinal const c = ids[i];
       if (c < 0 || c >= n_cols_)
-        throw_invalid(where_, ": argument 'cols' holds column id ", c,
-                      " at position ", i, ", outside [0, ", n_cols_, ")");
+        throw_invalid(where_, ": argument 'cols' holds column id ", c, " at position ", i,
+                      ", outside [0, ", n_cols_, ")");
       if (stamp_[c] == epoch_)
       {
         std::size_t first = 0;

@@ -67,8 +67,8 @@ struct OperatorData
     auto const values =
         Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, A.values);
     if (n_rows > 0 && row_map.extent(0) != std::size_t(n_rows) + 1)
-      throw_invalid("hst::Operator: argument 'A' has ", n_rows,
-                    " rows but a row map of ", row_map.extent(0), " entries");
+      throw_invalid("hst::Operator: argument 'A' has ", n_rows, " rows but a row map of ",
+                    row_map.extent(0), " entries");
     nnz = n_rows > 0 ? std::size_t(row_map(n_rows)) : 0;
     for (Ordinal r = 0; r < n_rows; ++r)
       for (auto p = std::size_t(row_map(r)); p < std::size_t(row_map(r + 1)); ++p)

@@ -6,7 +6,6 @@
 #include <Kokkos_Core.hpp>
 
 #include <string>
-
 #include <type_traits>
 
 namespace hst::detail

@@ -44,23 +44,19 @@ struct HostCsc
   Kokkos::View<Scalar *, Kokkos::HostSpace> val;
 };
 
-template <class Scalar, class Ordinal, class RowMap, class Entries,
-          class Values>
+template <class Scalar, class Ordinal, class RowMap, class Entries, class Values>
 HostCsc<Scalar, Ordinal> transpose_to_csc(Ordinal n_rows, Ordinal n_cols,
-                                          RowMap const &row_map,
-                                          Entries const &entries,
+                                          RowMap const &row_map, Entries const &entries,
                                           Values const &values)
 {
   std::size_t const nnz = n_rows > 0 ? std::size_t(row_map(n_rows)) : 0;
   HostCsc<Scalar, Ordinal> csc;
-  csc.col_ptr = Kokkos::View<std::size_t *, Kokkos::HostSpace>(
-      "hst::Operator::col_ptr", std::size_t(n_cols) + 1);
+  csc.col_ptr = Kokkos::View<std::size_t *, Kokkos::HostSpace>("hst::Operator::col_ptr",
+                                                               std::size_t(n_cols) + 1);
   csc.row = Kokkos::View<Ordinal *, Kokkos::HostSpace>(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "hst::Operator::csc_row"),
-      nnz);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "hst::Operator::csc_row"), nnz);
   csc.val = Kokkos::View<Scalar *, Kokkos::HostSpace>(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "hst::Operator::csc_val"),
-      nnz);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "hst::Operator::csc_val"), nnz);
   for (std::size_t p = 0; p < nnz; ++p)
     ++csc.col_ptr(std::size_t(entries(p)) + 1);
   for (Ordinal c = 0; c < n_cols; ++c)
@@ -92,8 +88,8 @@ struct LocalityOrder
 
 template <class Ordinal, class RowMap, class Entries, class Csc>
 LocalityOrder<Ordinal> locality_order(Ordinal n_rows, Ordinal n_cols,
-                                      RowMap const &row_map,
-                                      Entries const &entries, Csc const &csc)
+                                      RowMap const &row_map, Entries const &entries,
+                                      Csc const &csc)
 {
   LocalityOrder<Ordinal> order;
   order.columns.reserve(n_cols);
@@ -122,8 +118,7 @@ LocalityOrder<Ordinal> locality_order(Ordinal n_rows, Ordinal n_cols,
         row_mark[r] = sweep;
         if (rows_out)
           rows_out->push_back(r);
-        for (auto q = std::size_t(row_map(r)); q < std::size_t(row_map(r + 1));
-             ++q)
+        for (auto q = std::size_t(row_map(r)); q < std::size_t(row_map(r + 1)); ++q)
         {
           Ordinal const c2 = entries(q);
           if (col_mark[c2] != sweep)
@@ -148,8 +143,7 @@ LocalityOrder<Ordinal> locality_order(Ordinal n_rows, Ordinal n_cols,
       bfs(start, nullptr);
       // Among the columns of the last level reached, take one of least degree.
       Ordinal best = queue.back();
-      for (auto it = queue.rbegin(); it != queue.rend() && it - queue.rbegin() < 64;
-           ++it)
+      for (auto it = queue.rbegin(); it != queue.rend() && it - queue.rbegin() < 64; ++it)
         if (degree(*it) < degree(best))
           best = *it;
       start = best;
@@ -181,11 +175,11 @@ LocalityOrder<Ordinal> locality_order(Ordinal n_rows, Ordinal n_cols,
 template <class Scalar, class Ordinal>
 struct HostTileIndex
 {
-  std::vector<Ordinal> tile_position; // column -> T * tile + j
-  std::vector<std::int32_t> tile_ptr; // column tile -> its first tile
+  std::vector<Ordinal> tile_position;       // column -> T * tile + j
+  std::vector<std::int32_t> tile_ptr;       // column tile -> its first tile
   std::vector<std::int32_t> tile_row_block; // tile -> row block
   Kokkos::View<std::size_t *, Kokkos::HostSpace>
-      segment_ptr; // tile * tile_width + j -> first entry
+      segment_ptr;                                // tile * tile_width + j -> first entry
   Kokkos::View<Ordinal *, Kokkos::HostSpace> row; // caller's row id
   Kokkos::View<Scalar *, Kokkos::HostSpace> val;
   std::int32_t n_row_blocks = 0;
@@ -220,11 +214,9 @@ build_tile_index(Ordinal n_rows, Ordinal n_cols, HostCsc<Scalar, Ordinal> const 
 
   std::size_t const nnz = csc.row.extent(0);
   index.row = Kokkos::View<Ordinal *, Kokkos::HostSpace>(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "hst::Operator::tile_row"),
-      nnz);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "hst::Operator::tile_row"), nnz);
   index.val = Kokkos::View<Scalar *, Kokkos::HostSpace>(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "hst::Operator::tile_val"),
-      nnz);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "hst::Operator::tile_val"), nnz);
   index.tile_ptr.assign(n_col_tiles + 1, 0);
   std::vector<std::size_t> segment_ptr;
   segment_ptr.reserve(std::size_t(n_col_tiles) * width + 1);
@@ -271,8 +263,7 @@ build_tile_index(Ordinal n_rows, Ordinal n_cols, HostCsc<Scalar, Ordinal> const 
   }
   segment_ptr.push_back(out);
   index.segment_ptr = Kokkos::View<std::size_t *, Kokkos::HostSpace>(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing,
-                         "hst::Operator::segment_ptr"),
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "hst::Operator::segment_ptr"),
       segment_ptr.size());
   std::copy(segment_ptr.begin(), segment_ptr.end(), index.segment_ptr.data());
 

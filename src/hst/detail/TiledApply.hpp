@@ -14,9 +14,8 @@ namespace hst::detail
 // columns present this step (`column_slot` maps slot * tile + j to the column's
 // position in cols, or -1), so an absent column costs one test, not its
 // entries. Work items own distinct rows: no atomics, fixed sum order.
-template <int W, class WorkPtr, class WorkTiles, class WorkSlots,
-          class ColumnSlots, class SegmentPtr, class Rows, class Values, class Dx,
-          class Y>
+template <int W, class WorkPtr, class WorkTiles, class WorkSlots, class ColumnSlots,
+          class SegmentPtr, class Rows, class Values, class Dx, class Y>
 struct TiledFunctor
 {
   WorkPtr work_ptr;
@@ -55,8 +54,8 @@ template <class ExecutionSpace, class Data, class WorkPtr, class WorkTiles,
           class WorkSlots, class ColumnSlots, class Dx, class Y>
 void tiled_apply(ExecutionSpace const &space, Data const &op, int n_work,
                  WorkPtr const &work_ptr, WorkTiles const &work_tile,
-                 WorkSlots const &work_slot, ColumnSlots const &column_slot,
-                 int width, Dx const &dx, Y const &y)
+                 WorkSlots const &work_slot, ColumnSlots const &column_slot, int width,
+                 Dx const &dx, Y const &y)
 {
   if (n_work == 0)
     return;
@@ -64,15 +63,14 @@ void tiled_apply(ExecutionSpace const &space, Data const &op, int n_work,
   static std::string const kernel_label = "hst::ScheduledArm::apply";
   dispatch_width(width, [&](auto w) {
     constexpr int W = decltype(w)::value;
-    using Functor =
-        TiledFunctor<W, WorkPtr, WorkTiles, WorkSlots, ColumnSlots,
-                     decltype(op.segment_ptr), decltype(op.tile_row),
-                     decltype(op.tile_val), Dx, Y>;
+    using Functor = TiledFunctor<W, WorkPtr, WorkTiles, WorkSlots, ColumnSlots,
+                                 decltype(op.segment_ptr), decltype(op.tile_row),
+                                 decltype(op.tile_val), Dx, Y>;
     Kokkos::parallel_for(
         kernel_label,
         Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<int>>(space, 0, n_work),
-        Functor{work_ptr, work_tile, work_slot, column_slot, op.segment_ptr,
-                op.tile_row, op.tile_val, dx, y, op.options.tile, width});
+        Functor{work_ptr, work_tile, work_slot, column_slot, op.segment_ptr, op.tile_row,
+                op.tile_val, dx, y, op.options.tile, width});
   });
 }
 

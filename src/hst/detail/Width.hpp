@@ -15,12 +15,24 @@ void dispatch_width(int width, F &&launch)
 {
   switch (width)
   {
-  case 1: launch(std::integral_constant<int, 1>{}); break;
-  case 2: launch(std::integral_constant<int, 2>{}); break;
-  case 4: launch(std::integral_constant<int, 4>{}); break;
-  case 8: launch(std::integral_constant<int, 8>{}); break;
-  case 16: launch(std::integral_constant<int, 16>{}); break;
-  default: launch(std::integral_constant<int, 0>{}); break;
+  case 1:
+    launch(std::integral_constant<int, 1>{});
+    break;
+  case 2:
+    launch(std::integral_constant<int, 2>{});
+    break;
+  case 4:
+    launch(std::integral_constant<int, 4>{});
+    break;
+  case 8:
+    launch(std::integral_constant<int, 8>{});
+    break;
+  case 16:
+    launch(std::integral_constant<int, 16>{});
+    break;
+  default:
+    launch(std::integral_constant<int, 0>{});
+    break;
   }
 }
 
@@ -45,17 +57,17 @@ struct DxRow<0, Dx>
   int i;
   int width;
   KOKKOS_FORCEINLINE_FUNCTION DxRow(Dx const &dx_, int i_, int width_)
-      : dx(dx_), i(i_), width(width_)
-  {
-  }
+      : dx(dx_)
+      , i(i_)
+      , width(width_)
+  {}
   KOKKOS_FORCEINLINE_FUNCTION auto operator[](int b) const { return dx(i, b); }
   KOKKOS_FORCEINLINE_FUNCTION int size() const { return width; }
 };
 
 // y(r, :) += v * x
 template <bool Atomic, class Y, class Ordinal, class Scalar, class X>
-KOKKOS_FORCEINLINE_FUNCTION void add_scaled(Y const &y, Ordinal r, Scalar v,
-                                            X const &x)
+KOKKOS_FORCEINLINE_FUNCTION void add_scaled(Y const &y, Ordinal r, Scalar v, X const &x)
 {
   for (int b = 0; b < x.size(); ++b)
   {

@@ -25,7 +25,11 @@ struct Triplets
   Ordinal n_cols = 0;
   std::vector<std::vector<std::pair<Ordinal, Scalar>>> rows;
 
-  Triplets(Ordinal rows_, Ordinal cols_) : n_rows(rows_), n_cols(cols_), rows(rows_) {}
+  Triplets(Ordinal rows_, Ordinal cols_)
+      : n_rows(rows_)
+      , n_cols(cols_)
+      , rows(rows_)
+  {}
   void add(Ordinal r, Ordinal c, Scalar v) { rows[r].emplace_back(c, v); }
 };
 
@@ -59,8 +63,7 @@ Matrix to_crs(Triplets<Scalar, Ordinal> t, char const *label = "hst::workload::A
   auto d_row_map = Kokkos::create_mirror_view_and_copy(memory_space{}, row_map);
   auto d_entries = Kokkos::create_mirror_view_and_copy(memory_space{}, entries);
   auto d_values = Kokkos::create_mirror_view_and_copy(memory_space{}, values);
-  return Matrix(label, t.n_rows, t.n_cols, Ordinal(nnz), d_values, d_row_map,
-                d_entries);
+  return Matrix(label, t.n_rows, t.n_cols, Ordinal(nnz), d_values, d_row_map, d_entries);
 }
 
 // Values that make every entry distinct (so a misplaced entry shows) and keep
@@ -154,8 +157,7 @@ Triplets<Scalar, Ordinal> power_law(Ordinal n, int mean_degree, std::uint64_t se
 // Rectangular n_rows x n_cols band: row r couples to the columns around
 // r * n_cols / n_rows.
 template <class Scalar, class Ordinal>
-Triplets<Scalar, Ordinal> rectangular_band(Ordinal n_rows, Ordinal n_cols,
-                                           int half_width)
+Triplets<Scalar, Ordinal> rectangular_band(Ordinal n_rows, Ordinal n_cols, int half_width)
 {
   Triplets<Scalar, Ordinal> t(n_rows, n_cols);
   for (Ordinal r = 0; r < n_rows; ++r)
@@ -189,8 +191,7 @@ Triplets<Scalar, Ordinal> with_empty_lines(Triplets<Scalar, Ordinal> t,
 // The same operator with rows and columns relabelled by one random
 // permutation (a badly numbered mesh). Square operators only.
 template <class Scalar, class Ordinal>
-Triplets<Scalar, Ordinal> shuffled(Triplets<Scalar, Ordinal> const &t,
-                                   std::uint64_t seed)
+Triplets<Scalar, Ordinal> shuffled(Triplets<Scalar, Ordinal> const &t, std::uint64_t seed)
 {
   std::vector<Ordinal> label(t.n_rows);
   std::iota(label.begin(), label.end(), Ordinal(0));

@@ -10,7 +10,9 @@ namespace hst::workload
 class Random
 {
 public:
-  explicit Random(std::uint64_t seed) : state_(seed) {}
+  explicit Random(std::uint64_t seed)
+      : state_(seed)
+  {}
 
   std::uint64_t next()
   {
