@@ -5,6 +5,7 @@
 //   delta_apply_demo [--rows N] [--steps S] [--churn RHO] [--B WIDTH]
 
 #include <hst/HST.hpp>
+#include <hst/workload/Check.hpp>
 #include <hst/workload/Generators.hpp>
 #include <hst/workload/Workload.hpp>
 
@@ -63,20 +64,6 @@ Arguments parse(int argc, char *argv[])
     std::exit(2);
   }
   return a;
-}
-
-double relative_error(MultiVector const &y, MultiVector const &reference)
-{
-  auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y);
-  auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, reference);
-  double diff = 0, scale = 0;
-  for (std::size_t r = 0; r < a.extent(0); ++r)
-    for (std::size_t c = 0; c < a.extent(1); ++c)
-    {
-      diff = std::max(diff, std::abs(a(r, c) - b(r, c)));
-      scale = std::max(scale, std::abs(b(r, c)));
-    }
-  return scale > 0 ? diff / scale : diff;
 }
 
 int run(Arguments const &args)
@@ -156,7 +143,7 @@ int run(Arguments const &args)
       arm.apply_cols(space, step_cols(s), step_dx(s), y);
     space.fence();
     double const per_step = timer.seconds() / args.steps;
-    double const error = relative_error(y, y_full);
+    double const error = hst::workload::relative_difference(y, y_full);
     bool const right = error <= 1e-12;
     ok = ok && right;
     std::printf("%-34s %12.2f %14.1f %12.1e%s", name, 1e6 * per_step, full / per_step,

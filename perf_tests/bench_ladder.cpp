@@ -7,6 +7,7 @@
 //   bench_ladder [--benchmark_out=ladder.json --benchmark_out_format=json]
 
 #include <hst/HST.hpp>
+#include <hst/workload/Check.hpp>
 #include <hst/workload/Generators.hpp>
 #include <hst/workload/Workload.hpp>
 
@@ -94,20 +95,6 @@ Problem const &problem(std::string const &name)
   return *slot;
 }
 
-double relative_error(MultiVector const &y, MultiVector const &reference)
-{
-  auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y);
-  auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, reference);
-  double diff = 0, scale = 0;
-  for (std::size_t r = 0; r < a.extent(0); ++r)
-    for (std::size_t c = 0; c < a.extent(1); ++c)
-    {
-      diff = std::max(diff, std::abs(a(r, c) - b(r, c)));
-      scale = std::max(scale, std::abs(b(r, c)));
-    }
-  return scale > 0 ? diff / scale : diff;
-}
-
 // Runs `step(s, y)` for every step of the workload per iteration; checks y
 // against the full recompute after the first.
 template <class Step>
@@ -131,7 +118,7 @@ void run_steps(benchmark::State &state, Problem const &p, Step &&step)
     if (!checked)
     {
       checked = true;
-      double const error = relative_error(y, p.y_full);
+      double const error = hst::workload::relative_difference(y, p.y_full);
       state.counters["rel_error"] = error;
       if (!(error <= 1e-12))
         state.SkipWithError("answer differs from the full recompute");

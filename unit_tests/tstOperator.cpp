@@ -57,8 +57,14 @@ Tiling tile(Triplets const &t, int row_block)
           hst::Operator(mixed, caller_order).tile_stats()};
 }
 
-void expect_numbering_does_not_matter(Tiling const &s)
+void expect_numbering_does_not_matter(char const *mesh, Tiling const &s)
 {
+  std::cout << mesh
+            << ", tiles natural/shuffled/shuffled-caller-order: " << s.natural.tiles
+            << " / " << s.shuffled.tiles << " / " << s.shuffled_caller_order.tiles
+            << "; empty segments " << s.natural.empty_segments << " / "
+            << s.shuffled.empty_segments << " / "
+            << s.shuffled_caller_order.empty_segments << "\n";
   // A shuffled mesh tiles about as well as the natural one ...
   EXPECT_LE(double(s.shuffled.tiles), 1.15 * double(s.natural.tiles));
   EXPECT_LE(double(s.shuffled.empty_segments),
@@ -72,24 +78,15 @@ void expect_numbering_does_not_matter(Tiling const &s)
 
 TYPED_TEST(OperatorTest, shuffled_2d_mesh_tiles_like_the_natural_one)
 {
-  auto const s = tile<TypeParam>(hst::workload::grid_2d<Scalar, Ordinal>(150, 150), 256);
-  expect_numbering_does_not_matter(s);
-  std::cout << "2D 150x150, tiles natural/shuffled/shuffled-caller-order: "
-            << s.natural.tiles << " / " << s.shuffled.tiles << " / "
-            << s.shuffled_caller_order.tiles << "; empty segments "
-            << s.natural.empty_segments << " / " << s.shuffled.empty_segments << " / "
-            << s.shuffled_caller_order.empty_segments << "\n";
+  expect_numbering_does_not_matter(
+      "2D 150x150",
+      tile<TypeParam>(hst::workload::grid_2d<Scalar, Ordinal>(150, 150), 256));
 }
 
 TYPED_TEST(OperatorTest, shuffled_3d_mesh_tiles_like_the_natural_one)
 {
-  auto const s = tile<TypeParam>(hst::workload::grid_3d<Scalar, Ordinal>(24), 512);
-  expect_numbering_does_not_matter(s);
-  std::cout << "3D 24^3, tiles natural/shuffled/shuffled-caller-order: "
-            << s.natural.tiles << " / " << s.shuffled.tiles << " / "
-            << s.shuffled_caller_order.tiles << "; empty segments "
-            << s.natural.empty_segments << " / " << s.shuffled.empty_segments << " / "
-            << s.shuffled_caller_order.empty_segments << "\n";
+  expect_numbering_does_not_matter(
+      "3D 24^3", tile<TypeParam>(hst::workload::grid_3d<Scalar, Ordinal>(24), 512));
 }
 
 TYPED_TEST(OperatorTest, every_entry_lands_in_exactly_one_tile)
