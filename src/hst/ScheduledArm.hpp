@@ -148,16 +148,8 @@ private:
       }
       slot_last_used_[tile_slot_[t]] = step_;
     }
-    for (std::size_t s = 0; !options_.strict && s < slot_tile_.size(); ++s)
-      if (slot_tile_[s] >= 0 && step_ - slot_last_used_[s] > options_.retire_after)
-      {
-        tile_slot_[slot_tile_[s]] = -1;
-        slot_tile_[s] = -1;
-        free_slots_.push_back(std::int32_t(s));
-        ++stats_.tiles_retired;
-        changed = true;
-      }
-    column_slot_.reserve(slot_tile_.size() * this->op_->options.tile, -1);
+    if (!options_.strict) // a strict schedule is fixed
+      changed |= retire_unused();
     for (std::size_t i = 0; i < k; ++i)
       column_slot_.host()[column_slot_index(cols[i])] = std::int32_t(i);
     finish_plan(space, changed);
@@ -180,7 +172,35 @@ private:
       slot_last_used_[s] = step_;
     }
     tile_slot_[t] = s;
+    column_slot_.reserve(slot_tile_.size() * this->op_->options.tile, -1);
     ++stats_.tiles_compiled;
+  }
+
+  // Frees the slots of tiles no step used for more than retire_after steps.
+  bool retire_unused()
+  {
+    bool retired = false;
+    for (std::size_t s = 0; s < slot_tile_.size(); ++s)
+      if (slot_tile_[s] >= 0 && step_ - slot_last_used_[s] > options_.retire_after)
+      {
+        tile_slot_[slot_tile_[s]] = -1;
+        slot_tile_[s] = -1;
+        free_slots_.push_back(std::int32_t(s));
+        ++stats_.tiles_retired;
+        retired = true;
+      }
+    return retired;
+  }
+
+  // Calls f(slot, tile) for every tile of every scheduled column tile.
+  template <class F>
+  void for_each_scheduled_tile(F &&f) const
+  {
+    auto const &op = *this->op_;
+    for (std::size_t s = 0; s < slot_tile_.size(); ++s)
+      if (slot_tile_[s] >= 0)
+        for (auto q = op.tile_ptr[slot_tile_[s]]; q < op.tile_ptr[slot_tile_[s] + 1]; ++q)
+          f(std::int32_t(s), q);
   }
 
   // Uploads the column map and, when the set of scheduled tiles changed, the
@@ -189,9 +209,7 @@ private:
   template <class ExecutionSpace>
   void finish_plan(ExecutionSpace const &space, bool schedule_changed)
   {
-    std::size_t const slots = slot_tile_.size();
-    column_slot_.reserve(slots * this->op_->options.tile, -1);
-    column_slot_.upload(space, slots * this->op_->options.tile);
+    column_slot_.upload(space, slot_tile_.size() * this->op_->options.tile);
     if (!schedule_changed)
       return;
     auto const &op = *this->op_;
@@ -202,23 +220,17 @@ private:
     }
     block_count_.clear();
     std::size_t n_tiles = 0;
-    for (std::size_t s = 0; s < slots; ++s)
-    {
-      if (slot_tile_[s] < 0)
-        continue;
-      for (auto q = op.tile_ptr[slot_tile_[s]]; q < op.tile_ptr[slot_tile_[s] + 1]; ++q)
+    for_each_scheduled_tile([&](std::int32_t, std::int32_t q) {
+      auto const block = op.tile_row_block[q];
+      if (block_stamp_[block] != block_epoch_)
       {
-        auto const block = op.tile_row_block[q];
-        if (block_stamp_[block] != block_epoch_)
-        {
-          block_stamp_[block] = block_epoch_;
-          block_index_[block] = std::int32_t(block_count_.size());
-          block_count_.push_back(0);
-        }
-        ++block_count_[block_index_[block]];
-        ++n_tiles;
+        block_stamp_[block] = block_epoch_;
+        block_index_[block] = std::int32_t(block_count_.size());
+        block_count_.push_back(0);
       }
-    }
+      ++block_count_[block_index_[block]];
+      ++n_tiles;
+    });
     std::size_t const n_work = block_count_.size();
     work_ptr_.reserve(n_work + 1);
     work_tile_.reserve(n_tiles);
@@ -228,22 +240,16 @@ private:
     for (std::size_t w = 0; w < n_work; ++w)
       ptr[w + 1] = ptr[w] + block_count_[w];
     cursor_.assign(ptr, ptr + n_work);
-    for (std::size_t s = 0; s < slots; ++s)
-    {
-      if (slot_tile_[s] < 0)
-        continue;
-      for (auto q = op.tile_ptr[slot_tile_[s]]; q < op.tile_ptr[slot_tile_[s] + 1]; ++q)
-      {
-        auto const e = cursor_[block_index_[op.tile_row_block[q]]]++;
-        work_tile_.host()[e] = q;
-        work_slot_.host()[e] = std::int32_t(s);
-      }
-    }
+    for_each_scheduled_tile([&](std::int32_t slot, std::int32_t q) {
+      auto const e = cursor_[block_index_[op.tile_row_block[q]]]++;
+      work_tile_.host()[e] = q;
+      work_slot_.host()[e] = slot;
+    });
     n_work_ = std::int32_t(n_work);
     work_ptr_.upload(space, n_work + 1);
     work_tile_.upload(space, n_tiles);
     work_slot_.upload(space, n_tiles);
-    stats_.column_tiles = std::int64_t(slots - free_slots_.size());
+    stats_.column_tiles = std::int64_t(slot_tile_.size() - free_slots_.size());
     stats_.tiles = std::int64_t(n_tiles);
     stats_.row_blocks = std::int64_t(n_work);
   }
