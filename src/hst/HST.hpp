@@ -4,6 +4,7 @@
 
 #include <hst/Config.hpp>
 
+#include <hst/AdaptiveSession.hpp>
 #include <hst/ExactSetArm.hpp>
 #include <hst/Operator.hpp>
 #include <hst/Options.hpp>

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <hst/AdaptiveSession.hpp>
 #include <hst/ExactSetArm.hpp>
 #include <hst/Options.hpp>
 #include <hst/ScatterArm.hpp>
@@ -83,6 +84,33 @@ public:
 
   /// Direct-scatter arm for batch width B.
   ScatterArm<Scalar, Ordinal, MemorySpace> scatter(int B = 8) const { return {data_, B}; }
+
+  /// Adaptive session for batch width B: holds the three arms (the scheduled
+  /// one compiled for `expected_cols`, as in session()) and chooses among
+  /// them on the caller's steps (see AdaptiveSession.hpp). Throws
+  /// std::invalid_argument naming the field of bad options.
+  template <class ExecutionSpace, class Cols>
+  AdaptiveSession<Scalar, Ordinal, MemorySpace>
+  adaptive(ExecutionSpace const &space, Cols const &expected_cols, int B = 8,
+           AdaptiveOptions const &options = {}) const
+  {
+    static_assert(Kokkos::is_view<Cols>::value && Cols::rank == 1 &&
+                      std::is_same_v<typename Cols::non_const_value_type, Ordinal>,
+                  "hst::Operator::adaptive: 'expected_cols' must be a rank-1 View "
+                  "of the operator's Ordinal type");
+    auto const host =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, expected_cols);
+    std::vector<Ordinal> cols(host.data(), host.data() + host.extent(0));
+    return AdaptiveSession<Scalar, Ordinal, MemorySpace>(space, data_, cols, B, options);
+  }
+
+  template <class Cols>
+  AdaptiveSession<Scalar, Ordinal, MemorySpace>
+  adaptive(Cols const &expected_cols, int B = 8,
+           AdaptiveOptions const &options = {}) const
+  {
+    return adaptive(typename MemorySpace::execution_space{}, expected_cols, B, options);
+  }
 
 private:
   using data_type = detail::OperatorData<Scalar, Ordinal, MemorySpace>;

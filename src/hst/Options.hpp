@@ -1,5 +1,10 @@
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
 namespace hst
 {
 
@@ -34,6 +39,83 @@ struct SessionOptions
   /// column tile the schedule does not hold throws `std::invalid_argument`
   /// instead of compiling it in, and no tile is ever retired.
   bool strict = false;
+};
+
+/// The arms an adaptive session (`Operator::adaptive`) chooses among.
+enum class Arm
+{
+  scheduled, ///< ScheduledArm (`Operator::session`)
+  exact_set, ///< ExactSetArm (`Operator::baseline`)
+  scatter,   ///< ScatterArm (`Operator::scatter`)
+};
+
+inline char const *to_string(Arm arm)
+{
+  switch (arm)
+  {
+  case Arm::scheduled:
+    return "scheduled";
+  case Arm::exact_set:
+    return "exact_set";
+  case Arm::scatter:
+    return "scatter";
+  }
+  return "?";
+}
+
+/// How an adaptive session (`Operator::adaptive`) probes the arms, when it
+/// probes again, and what clock it reads. See AdaptiveSession.hpp for the
+/// mechanism. Checked by `Operator::adaptive`, which throws
+/// std::invalid_argument naming the field and its value.
+struct AdaptiveOptions
+{
+  /// The arms it may choose, in the order a probe runs them. Not empty, no
+  /// arm twice.
+  std::vector<Arm> arms = {Arm::scheduled, Arm::exact_set, Arm::scatter};
+  /// Steps an arm runs at the start of its probe block before any is
+  /// compared: an arm taking over first catches up with a set that moved
+  /// while it was idle (tile or set compiles), which is not its steady state.
+  /// These steps are timed and charged to the probe, not compared. >= 0.
+  int warmup_steps = 2;
+  /// Steps per arm compared after the warm-up; an arm's time is the mean of
+  /// these steps (the mean, not the median, so that compiles inside them are
+  /// charged). >= 1.
+  int measure_steps = 5;
+  /// A re-probe replaces the active arm only if another arm's mean is lower
+  /// by more than this fraction of the active arm's (hysteresis of the
+  /// choice). In [0, 1).
+  double switch_margin = 0.05;
+  /// Settled steps per window of the shift detector, which compares the
+  /// active arm's compile rate over each window with the rate it had while
+  /// it was measured. >= 1.
+  int window_steps = 16;
+  /// Consecutive shifted windows that start a re-probe (hysteresis of the
+  /// detector: one odd window does not). >= 1.
+  int shift_windows = 2;
+  /// A window is shifted when the active arm's compile rate r over it rose
+  /// from its rate p in its measured probe steps by more than `shift_floor`
+  /// events per step and more than `shift_ratio`-fold: r - p > shift_floor
+  /// and r > shift_ratio * p. Events are tiles compiled (scheduled arm) or set
+  /// compiles (exact-set arm); the scatter arm has none. >= 1 and finite.
+  double shift_ratio = 3.0;
+  /// See `shift_ratio`. >= 0 and finite.
+  double shift_floor = 0.5;
+  /// Settled steps after a decision until the periodic re-check; doubled
+  /// (up to `recheck_max_period`) each time a re-probe keeps the active arm,
+  /// reset when a probe changes it. 0 disables periodic re-checks. >= 0.
+  std::int64_t recheck_period = 256;
+  /// Cap of the backed-off period. >= recheck_period.
+  std::int64_t recheck_max_period = 4096;
+  /// Options of the held scheduled arm. `strict` must be false: a strict
+  /// schedule rejects steps that the other arms accept.
+  SessionOptions session = {};
+  /// Seconds, read only while probing (after fencing the caller's instance).
+  /// Tests pass a fake clock; the default is std::chrono::steady_clock.
+  std::function<double()> clock = [] {
+    return std::chrono::duration<double>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
 };
 
 } // namespace hst

@@ -1,0 +1,533 @@
+#pragma once
+// Adaptive session: chooses among the three arms on the caller's own steps and
+// follows the workload when it shifts (issue 4).
+//
+// Mechanism (one state machine, two phases):
+//  - Probing. A probe runs every allowed arm (AdaptiveOptions::arms, in that
+//    order) for one contiguous block of warmup_steps + measure_steps live
+//    steps: each step is real work, y is updated once by the probed arm. Every
+//    probe step is timed: fence the caller's instance, read the clock, apply,
+//    fence, read the clock. The warm-up steps (an arm taking over catches up
+//    with a set that moved while it was idle) are charged to the probe but not
+//    compared; the measured steps are, by their mean, so that compiles inside
+//    them (the scheduled arm's tile compiles, the exact-set arm's set
+//    compiles) are charged where they happen. After the last block the arm
+//    with the lowest mean is chosen; a re-probe keeps the active arm unless
+//    another is faster by more than switch_margin.
+//  - Settled. Each step is a switch on the chosen arm; the session adds no
+//    fence, no clock read, no allocation and O(1) host work to the arm's own
+//    step. Two things start a re-probe:
+//      * the shift detector: over windows of window_steps steps it compares
+//        the active arm's compile rate (scheduled: tiles compiled per step,
+//        exact set: set compiles per step; scatter has none) with the rate it
+//        had in its measured probe steps; a window is shifted when the rate
+//        rose by more than shift_floor and more than shift_ratio-fold, and
+//        shift_windows shifted windows in a row start a re-probe. Only a rise
+//        counts: it means the active arm now pays for compiles it did not pay
+//        for when it was chosen; a fall makes it cheaper, and a faster arm
+//        is left to the periodic re-check. The first window begins
+//        warmup_steps after the decision (catch-up again);
+//      * the periodic re-check, recheck_period steps after a decision; the
+//        period doubles (up to recheck_max_period) each time a re-probe keeps
+//        the active arm and resets when a probe changes it.
+//    reprobe() starts a probe at the next step.
+//
+// Bound on following a shift that begins while settled (L = arms.size() *
+// (warmup_steps + measure_steps), W = window_steps, H = shift_windows): if the
+// active arm's compile rate shows it (every full window after it is shifted),
+// its re-probe starts within (H + 1) * W + warmup_steps steps and is decided L
+// steps later; any other shift is decided by the next periodic re-check, at
+// most recheck_max_period + L steps after the shift. With the defaults (3
+// arms, 2 + 5 steps, W = 16, H = 2, periods 256 .. 4096): L = 21, so 50 + 21
+// steps, or 4096 + 21.
+//
+// Input checks are the held arms' own (each apply_cols checks its input
+// before writing anything); a rejected call is rethrown under this class's
+// name and leaves y and the session's state as they were. Checking here as
+// well would copy device-resident column ids and fence twice per step.
+//
+// Distributed agreement (ranks timing the arms and agreeing on the choice
+// through a collective) is out of scope: there is no MPI layer yet. This
+// session decides on its own rank's times only.
+
+#include <hst/ExactSetArm.hpp>
+#include <hst/Options.hpp>
+#include <hst/ScatterArm.hpp>
+#include <hst/ScheduledArm.hpp>
+#include <hst/detail/InputCheck.hpp>
+#include <hst/detail/OperatorData.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <iomanip>
+#include <limits>
+#include <memory>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace hst
+{
+
+inline constexpr std::size_t arm_count = 3;
+
+/// One decision of an adaptive session: the end of a probe.
+struct AdaptiveDecision
+{
+  std::int64_t probe_start = 0; ///< step at which the probe began
+  std::int64_t step = 0;        ///< first step the chosen arm runs settled
+  Arm chosen = Arm::scheduled;
+  /// Mean microseconds per measured step of each arm, indexed by Arm; NaN
+  /// for an arm not probed.
+  std::array<double, arm_count> us_per_step = {std::numeric_limits<double>::quiet_NaN(),
+                                               std::numeric_limits<double>::quiet_NaN(),
+                                               std::numeric_limits<double>::quiet_NaN()};
+  /// Why the probe began: "initial probe", "reprobe() requested", "periodic
+  /// re-check", or the shift seen, e.g. "scheduled compile rate 4.20
+  /// tiles/step vs 0.30 at probe".
+  std::string reason;
+};
+
+/// What an adaptive session chose, when and why, and what probing cost.
+struct AdaptiveReport
+{
+  /// The arm of the latest decision; before the first one, the probed arm.
+  Arm active = Arm::scheduled;
+  bool probing = true; ///< a probe is under way
+  std::vector<AdaptiveDecision> decisions;
+  std::int64_t steps = 0;                          ///< steps applied so far
+  std::array<std::int64_t, arm_count> arm_steps{}; ///< steps each arm ran
+  std::int64_t probe_steps = 0;                    ///< steps run while probing
+  double probe_seconds = 0;                        ///< time of all probe steps (fenced)
+  /// Time of the probe steps beyond what the arm each probe chose would have
+  /// taken for them (its measured mean): the price of probing. Negative only
+  /// when switch_margin kept a slower arm.
+  double probe_excess_seconds = 0;
+};
+
+inline std::ostream &operator<<(std::ostream &out, AdaptiveReport const &r)
+{
+  std::ostringstream s; // keeps the caller's stream flags
+  s << std::fixed << std::setprecision(3);
+  s << "hst::AdaptiveSession: " << (r.probing ? "probing, " : "") << "active "
+    << to_string(r.active) << " after " << r.steps << " steps (";
+  for (std::size_t a = 0; a < arm_count; ++a)
+    s << (a ? ", " : "") << to_string(Arm(a)) << ' ' << r.arm_steps[a];
+  s << ")\n  probing: " << r.probe_steps << " steps, " << 1e6 * r.probe_seconds << " us, "
+    << 1e6 * r.probe_excess_seconds << " us beyond the chosen arms\n";
+  for (auto const &d : r.decisions)
+  {
+    s << "  step " << d.step << ": " << to_string(d.chosen) << " (probed from step "
+      << d.probe_start << ";";
+    for (std::size_t a = 0; a < arm_count; ++a)
+    {
+      s << ' ' << to_string(Arm(a)) << ' ';
+      if (std::isnan(d.us_per_step[a]))
+        s << '-';
+      else
+        s << d.us_per_step[a] << " us/step";
+    }
+    s << ") " << d.reason << '\n';
+  }
+  return out << s.str();
+}
+
+namespace detail
+{
+
+// Rethrows an arm's std::invalid_argument ("hst::XArm::apply_cols: ...")
+// under `where`, naming the arm that checked.
+[[noreturn]] inline void rethrow_under(char const *where, std::invalid_argument const &e)
+{
+  std::string const what = e.what();
+  auto const colon = what.find(": ");
+  if (colon == std::string::npos)
+    throw_invalid(where, ": ", what);
+  throw_invalid(where, what.substr(colon), " (checked by ", what.substr(0, colon), ")");
+}
+
+inline AdaptiveOptions const &check_adaptive_options(AdaptiveOptions const &o, int width)
+{
+  char const *where = "hst::Operator::adaptive: argument ";
+  if (width <= 0)
+    throw_invalid(where, "'B' must be positive, got ", width);
+  if (o.arms.empty())
+    throw_invalid(where, "'options.arms' must name at least one arm, got none");
+  for (std::size_t i = 0; i < o.arms.size(); ++i)
+  {
+    auto const a = static_cast<int>(o.arms[i]);
+    if (a < 0 || a >= int(arm_count))
+      throw_invalid(where, "'options.arms' holds ", a, " at position ", i,
+                    ", which is not an hst::Arm");
+    for (std::size_t j = 0; j < i; ++j)
+      if (o.arms[j] == o.arms[i])
+        throw_invalid(where, "'options.arms' holds ", to_string(o.arms[i]),
+                      " twice, at positions ", j, " and ", i);
+  }
+  if (o.warmup_steps < 0)
+    throw_invalid(where, "'options.warmup_steps' must be >= 0, got ", o.warmup_steps);
+  if (o.measure_steps < 1)
+    throw_invalid(where, "'options.measure_steps' must be >= 1, got ", o.measure_steps);
+  if (!(o.switch_margin >= 0 && o.switch_margin < 1))
+    throw_invalid(where, "'options.switch_margin' must lie in [0, 1), got ",
+                  o.switch_margin);
+  if (o.window_steps < 1)
+    throw_invalid(where, "'options.window_steps' must be >= 1, got ", o.window_steps);
+  if (o.shift_windows < 1)
+    throw_invalid(where, "'options.shift_windows' must be >= 1, got ", o.shift_windows);
+  if (!(o.shift_ratio >= 1 && std::isfinite(o.shift_ratio)))
+    throw_invalid(where, "'options.shift_ratio' must be finite and >= 1, got ",
+                  o.shift_ratio);
+  if (!(o.shift_floor >= 0 && std::isfinite(o.shift_floor)))
+    throw_invalid(where, "'options.shift_floor' must be finite and >= 0, got ",
+                  o.shift_floor);
+  if (o.recheck_period < 0)
+    throw_invalid(where, "'options.recheck_period' must be >= 0, got ", o.recheck_period);
+  if (o.recheck_max_period < o.recheck_period)
+    throw_invalid(where, "'options.recheck_max_period' must be >= recheck_period (",
+                  o.recheck_period, "), got ", o.recheck_max_period);
+  if (o.session.retire_after <= 0)
+    throw_invalid(where, "'options.session.retire_after' must be positive, got ",
+                  o.session.retire_after);
+  if (o.session.strict)
+    throw_invalid(where, "'options.session.strict' must be false (a strict schedule "
+                         "rejects steps the other arms accept), got true");
+  if (!o.clock)
+    throw_invalid(where, "'options.clock' must be callable, got an empty function");
+  return o;
+}
+
+} // namespace detail
+
+/// Chooses among the scheduled, exact-set and scatter arms on the caller's
+/// own steps (see the top of this file), with the arms' `apply_cols`. Holds
+/// all three arms, made once.
+template <class Scalar, class Ordinal, class MemorySpace>
+class AdaptiveSession
+{
+public:
+  using memory_space = MemorySpace;
+  using value_type = Scalar;
+  using ordinal_type = Ordinal;
+  using data_type = detail::OperatorData<Scalar, Ordinal, MemorySpace>;
+
+  static constexpr char const *name = "hst::AdaptiveSession::apply_cols";
+
+  /// Made by Operator::adaptive; throws std::invalid_argument on bad options.
+  template <class ExecutionSpace>
+  AdaptiveSession(ExecutionSpace const &space, std::shared_ptr<data_type const> op,
+                  std::vector<Ordinal> const &expected_cols, int width,
+                  AdaptiveOptions const &options)
+      : options_(detail::check_adaptive_options(options, width))
+      , scheduled_(make_scheduled(space, op, expected_cols, width, options_.session))
+      , exact_set_(op, width)
+      , scatter_(std::move(op), width)
+  {
+    start_probe(Trigger::initial);
+  }
+
+  AdaptiveSession(AdaptiveSession &&) = default;
+  AdaptiveSession &operator=(AdaptiveSession &&) = default;
+  AdaptiveSession(AdaptiveSession const &) = delete;
+  AdaptiveSession &operator=(AdaptiveSession const &) = delete;
+
+  int width() const { return scatter_.width(); }
+  Ordinal num_rows() const { return scatter_.num_rows(); }
+  Ordinal num_cols() const { return scatter_.num_cols(); }
+
+  /// y += A[:, cols] * dx, in place, on `space`, by exactly one arm (see
+  /// running()). Same contract as the arms' apply_cols; throws
+  /// std::invalid_argument on bad input before anything is written, and the
+  /// session stays as it was.
+  template <class ExecutionSpace, class Cols, class Dx, class Y>
+  void apply_cols(ExecutionSpace const &space, Cols const &cols, Dx const &dx, Y const &y)
+  {
+    detail::check_apply_types<ExecutionSpace, MemorySpace, Scalar, Ordinal, Cols, Dx,
+                              Y>();
+    if (report_.probing)
+      probe_step(space, cols, dx, y);
+    else
+      settled_step(space, cols, dx, y);
+  }
+
+  /// Same, on a default instance of the operator's execution space.
+  template <class Cols, class Dx, class Y>
+  void apply_cols(Cols const &cols, Dx const &dx, Y const &y)
+  {
+    apply_cols(typename MemorySpace::execution_space{}, cols, dx, y);
+  }
+
+  /// The arm of the latest decision; before the first, the probed arm.
+  Arm active() const { return report_.active; }
+  /// The arm that runs the next step (while inside apply_cols: this step).
+  Arm running() const
+  {
+    return report_.probing ? options_.arms[probe_arm_] : report_.active;
+  }
+  bool probing() const { return report_.probing; }
+
+  /// Starts a probe at the next step; does nothing while a probe is under way.
+  void reprobe()
+  {
+    if (!report_.probing)
+      start_probe(Trigger::requested);
+  }
+
+  AdaptiveReport const &report() const { return report_; }
+  AdaptiveOptions const &options() const { return options_; }
+
+  /// The held arms, for their statistics.
+  ScheduledArm<Scalar, Ordinal, MemorySpace> const &scheduled() const
+  {
+    return scheduled_;
+  }
+  ExactSetArm<Scalar, Ordinal, MemorySpace> const &exact_set() const
+  {
+    return exact_set_;
+  }
+  ScatterArm<Scalar, Ordinal, MemorySpace> const &scatter() const { return scatter_; }
+
+private:
+  enum class Trigger
+  {
+    initial,
+    requested,
+    periodic,
+    shift,
+  };
+
+  template <class ExecutionSpace>
+  static ScheduledArm<Scalar, Ordinal, MemorySpace>
+  make_scheduled(ExecutionSpace const &space, std::shared_ptr<data_type const> const &op,
+                 std::vector<Ordinal> const &expected_cols, int width,
+                 SessionOptions const &options)
+  {
+    try
+    {
+      return {space, op, expected_cols, width, options};
+    }
+    catch (std::invalid_argument const &e)
+    {
+      detail::rethrow_under("hst::Operator::adaptive", e);
+    }
+  }
+
+  template <class ExecutionSpace, class Cols, class Dx, class Y>
+  void dispatch(Arm arm, ExecutionSpace const &space, Cols const &cols, Dx const &dx,
+                Y const &y)
+  {
+    try
+    {
+      switch (arm)
+      {
+      case Arm::scheduled:
+        scheduled_.apply_cols(space, cols, dx, y);
+        break;
+      case Arm::exact_set:
+        exact_set_.apply_cols(space, cols, dx, y);
+        break;
+      case Arm::scatter:
+        scatter_.apply_cols(space, cols, dx, y);
+        break;
+      }
+    }
+    catch (std::invalid_argument const &e)
+    {
+      detail::rethrow_under(name, e);
+    }
+    ++report_.steps;
+    ++report_.arm_steps[std::size_t(arm)];
+  }
+
+  // Compile events so far of an arm: the signal of the shift detector.
+  std::int64_t events(Arm arm) const
+  {
+    switch (arm)
+    {
+    case Arm::scheduled:
+      return scheduled_.stats().tiles_compiled;
+    case Arm::exact_set:
+      return exact_set_.compiles();
+    case Arm::scatter:
+      break;
+    }
+    return 0;
+  }
+
+  template <class ExecutionSpace, class Cols, class Dx, class Y>
+  void settled_step(ExecutionSpace const &space, Cols const &cols, Dx const &dx,
+                    Y const &y)
+  {
+    dispatch(report_.active, space, cols, dx, y);
+    std::int64_t const s = report_.steps;
+    if (s == window_begin_)
+      window_events_ = events(report_.active);
+    else if (s == window_end_)
+      end_window();
+    if (s == recheck_at_ && !report_.probing)
+      start_probe(Trigger::periodic);
+  }
+
+  void end_window()
+  {
+    std::int64_t const now = events(report_.active);
+    double const rate = double(now - window_events_) / options_.window_steps;
+    window_events_ = now;
+    window_end_ += options_.window_steps;
+    if (!(rate - probe_rate_ > options_.shift_floor &&
+          rate > options_.shift_ratio * probe_rate_))
+      shifted_windows_ = 0;
+    else if (++shifted_windows_ >= options_.shift_windows)
+    {
+      shift_rate_ = rate;
+      start_probe(Trigger::shift);
+    }
+  }
+
+  template <class ExecutionSpace, class Cols, class Dx, class Y>
+  void probe_step(ExecutionSpace const &space, Cols const &cols, Dx const &dx, Y const &y)
+  {
+    Arm const arm = options_.arms[probe_arm_];
+    std::size_t const a = std::size_t(arm);
+    if (probe_pos_ == options_.warmup_steps)
+      measure_events_ = events(arm);
+    space.fence(); // probing only: the caller's earlier work is not this step's
+    double const start = options_.clock();
+    dispatch(arm, space, cols, dx, y);
+    space.fence(); // probing only: the step's kernels end before the clock is read
+    double const seconds = options_.clock() - start;
+    ++report_.probe_steps;
+    report_.probe_seconds += seconds;
+    ++probe_steps_;
+    probe_seconds_ += seconds;
+    if (probe_pos_ >= options_.warmup_steps)
+      measured_[a] += seconds;
+    if (++probe_pos_ < options_.warmup_steps + options_.measure_steps)
+      return;
+    measured_[a] /= options_.measure_steps;
+    rate_[a] = double(events(arm) - measure_events_) / options_.measure_steps;
+    probe_pos_ = 0;
+    if (++probe_arm_ < options_.arms.size())
+    {
+      if (report_.decisions.empty())
+        report_.active = options_.arms[probe_arm_];
+      return;
+    }
+    decide();
+  }
+
+  void start_probe(Trigger trigger)
+  {
+    trigger_ = trigger;
+    trigger_arm_ = report_.active;
+    trigger_base_ = probe_rate_;
+    report_.probing = true;
+    probe_start_ = report_.steps;
+    probe_arm_ = 0;
+    probe_pos_ = 0;
+    probe_steps_ = 0;
+    probe_seconds_ = 0;
+    measured_.fill(std::numeric_limits<double>::quiet_NaN());
+    for (Arm arm : options_.arms)
+      measured_[std::size_t(arm)] = 0;
+    rate_.fill(0);
+    if (report_.decisions.empty())
+      report_.active = options_.arms[0];
+  }
+
+  std::string reason() const
+  {
+    switch (trigger_)
+    {
+    case Trigger::initial:
+      return "initial probe";
+    case Trigger::requested:
+      return "reprobe() requested";
+    case Trigger::periodic:
+      return "periodic re-check";
+    case Trigger::shift:
+      break;
+    }
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(2) << to_string(trigger_arm_) << " compile rate "
+      << shift_rate_
+      << (trigger_arm_ == Arm::scheduled ? " tiles/step" : " compiles/step") << " vs "
+      << trigger_base_ << " at probe";
+    return s.str();
+  }
+
+  void decide()
+  {
+    Arm best = options_.arms[0];
+    for (Arm arm : options_.arms)
+      if (measured_[std::size_t(arm)] < measured_[std::size_t(best)])
+        best = arm;
+    bool const first = report_.decisions.empty();
+    Arm const incumbent = report_.active;
+    Arm chosen = best;
+    if (!first && !(measured_[std::size_t(best)] <
+                    (1 - options_.switch_margin) * measured_[std::size_t(incumbent)]))
+      chosen = incumbent;
+
+    AdaptiveDecision d;
+    d.probe_start = probe_start_;
+    d.step = report_.steps;
+    d.chosen = chosen;
+    for (std::size_t a = 0; a < arm_count; ++a)
+      d.us_per_step[a] = 1e6 * measured_[a];
+    d.reason = reason();
+    report_.decisions.push_back(std::move(d));
+    report_.probe_excess_seconds +=
+        probe_seconds_ - double(probe_steps_) * measured_[std::size_t(chosen)];
+
+    period_ = first || chosen != incumbent
+                  ? options_.recheck_period
+                  : std::min(2 * period_, options_.recheck_max_period);
+    recheck_at_ = period_ > 0 ? report_.steps + period_ : -1;
+    report_.active = chosen;
+    report_.probing = false;
+    probe_rate_ = rate_[std::size_t(chosen)];
+    shifted_windows_ = 0;
+    window_begin_ = report_.steps + options_.warmup_steps;
+    window_end_ = window_begin_ + options_.window_steps;
+    window_events_ = events(chosen);
+  }
+
+  AdaptiveOptions options_;
+  ScheduledArm<Scalar, Ordinal, MemorySpace> scheduled_;
+  ExactSetArm<Scalar, Ordinal, MemorySpace> exact_set_;
+  ScatterArm<Scalar, Ordinal, MemorySpace> scatter_;
+  AdaptiveReport report_;
+
+  // Probe under way.
+  Trigger trigger_ = Trigger::initial;
+  Arm trigger_arm_ = Arm::scheduled;
+  double trigger_base_ = 0;
+  double shift_rate_ = 0;
+  std::int64_t probe_start_ = 0;
+  std::size_t probe_arm_ = 0; // index into options_.arms
+  int probe_pos_ = 0;         // step within the arm's block
+  std::int64_t probe_steps_ = 0;
+  double probe_seconds_ = 0;
+  std::int64_t measure_events_ = 0;
+  std::array<double, arm_count> measured_{}; // sum, then mean, of measured steps
+  std::array<double, arm_count> rate_{};     // events per measured step
+
+  // Settled.
+  double probe_rate_ = 0; // the active arm's rate while measured
+  std::int64_t window_begin_ = -1;
+  std::int64_t window_end_ = -1;
+  std::int64_t window_events_ = 0;
+  int shifted_windows_ = 0;
+  std::int64_t period_ = 0;
+  std::int64_t recheck_at_ = -1;
+};
+
+} // namespace hst

@@ -1,0 +1,936 @@
+// Adaptive session: probes the arms on live steps and keeps the fastest,
+// follows a workload that shifts, re-probes on request and periodically with
+// back-off, reports its decisions, and costs nothing when settled. Decisions
+// are checked under a fake clock in which time passes only while an arm works
+// (priced per step, per compiled tile and per compiled set), so every expected
+// step and time is exact.
+
+#include <hst/workload/Workload.hpp>
+
+#include "HSTTestHelpers.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <new>
+#include <sstream>
+#include <stdexcept>
+
+namespace
+{
+std::atomic<bool> counting_heap{false};
+std::atomic<long> heap_allocations{0};
+} // namespace
+
+// Counts heap allocations while `counting_heap` is set.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void *operator new(std::size_t size)
+{
+  if (counting_heap.load(std::memory_order_relaxed))
+    ++heap_allocations;
+  if (void *p = std::malloc(size > 0 ? size : 1))
+    return p;
+  throw std::bad_alloc();
+}
+void operator delete(void *p) noexcept { std::free(p); }
+void operator delete(void *p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
+
+namespace
+{
+
+using namespace hst_test;
+namespace hw = hst::workload;
+using hst::Arm;
+using Set = std::vector<Ordinal>;
+
+template <class ExecutionSpace>
+struct Adaptive : ::testing::Test
+{};
+TYPED_TEST_SUITE(Adaptive, DeviceTypes);
+
+template <class ExecutionSpace>
+using Session =
+    hst::AdaptiveSession<Scalar, Ordinal, typename ExecutionSpace::memory_space>;
+
+constexpr std::size_t slot(Arm a) { return std::size_t(a); }
+
+// Prices of the fake clock, in microseconds.
+struct Prices
+{
+  std::array<double, 3> step{1, 1, 1}; ///< per step of each arm (indexed by Arm)
+  double tile = 0;                     ///< per tile the scheduled arm compiles
+  double compile = 0;                  ///< per set the exact-set arm compiles
+};
+
+// The work the held arms of a session have done so far.
+struct Work
+{
+  std::array<std::int64_t, 3> steps{};
+  std::int64_t tiles = 0, compiles = 0;
+};
+template <class S>
+Work work_of(S const &session)
+{
+  return {session.report().arm_steps, session.scheduled().stats().tiles_compiled,
+          session.exact_set().compiles()};
+}
+double price_us(Prices const &p, Work const &from, Work const &to)
+{
+  double us = 0;
+  for (std::size_t a = 0; a < 3; ++a)
+    us += p.step[a] * double(to.steps[a] - from.steps[a]);
+  return us + p.tile * double(to.tiles - from.tiles) +
+         p.compile * double(to.compiles - from.compiles);
+}
+
+// Test time that passes only while an arm works: each read charges the work
+// the held arms did since the previous read, at the current prices. A timed
+// probe step therefore measures exactly its own work, compiles included.
+template <class S>
+struct WorkClock
+{
+  explicit WorkClock(Prices const &p)
+      : prices(p)
+  {}
+
+  Prices prices;
+  S const *session = nullptr;
+  double now_us = 0;
+  long reads = 0;
+  Work seen;
+
+  double read()
+  {
+    ++reads;
+    Work const now = work_of(*session);
+    now_us += price_us(prices, seen, now);
+    seen = now;
+    return 1e-6 * now_us;
+  }
+};
+
+// Column sets and dx values, step by step.
+struct Steps
+{
+  std::vector<Set> cols;
+  std::vector<std::vector<Scalar>> dx;
+  void take(hw::Workload<Scalar, Ordinal> &w, int n)
+  {
+    for (int s = 0; s < n; ++s, w.advance())
+    {
+      cols.push_back(w.columns());
+      dx.push_back(w.dx());
+    }
+  }
+  std::size_t size() const { return cols.size(); }
+};
+
+constexpr int width = 4;
+constexpr std::int64_t k = 64;
+
+Triplets grid() { return hw::grid_2d<Scalar, Ordinal>(100, 100); }
+
+hw::WorkloadOptions motion(hw::Motion m, std::uint64_t seed)
+{
+  hw::WorkloadOptions w;
+  w.motion = m;
+  w.churn = 0.05;
+  w.k = k;
+  w.width = width;
+  w.seed = seed;
+  return w;
+}
+
+// Small probes, so that the expected steps are easy to follow:
+// L = 3 arms x (1 + 3) = 12 probe steps.
+hst::AdaptiveOptions small_options()
+{
+  hst::AdaptiveOptions o;
+  o.warmup_steps = 1;
+  o.measure_steps = 3;
+  o.window_steps = 8;
+  o.shift_windows = 2;
+  o.recheck_period = 48;
+  o.recheck_max_period = 192;
+  return o;
+}
+std::int64_t probe_length(hst::AdaptiveOptions const &o)
+{
+  return std::int64_t(o.arms.size()) * (o.warmup_steps + o.measure_steps);
+}
+
+// Prices under which drift favours the scheduled arm (few new tiles), jump
+// the scatter arm (the scheduled arm compiles ~3 tiles a step, the exact-set
+// arm a set a step) and a frozen set the exact-set arm (nothing to compile).
+Prices work_prices()
+{
+  Prices p;
+  p.step[slot(Arm::scheduled)] = 1.0;
+  p.step[slot(Arm::exact_set)] = 0.8;
+  p.step[slot(Arm::scatter)] = 2.0;
+  p.tile = 0.5;
+  p.compile = 1.4;
+  return p;
+}
+Prices flat_prices(double scheduled, double exact_set, double scatter)
+{
+  Prices p;
+  p.step = {scheduled, exact_set, scatter};
+  return p;
+}
+
+// An operator, an adaptive session on it under a WorkClock (or the real
+// clock), the caller's Views, and the accumulated x for a full recompute.
+template <class ExecutionSpace>
+struct Harness
+{
+  using memory_space = typename ExecutionSpace::memory_space;
+  using ColsView = Kokkos::View<Ordinal *, memory_space>;
+  using DxView = Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space>;
+  ExecutionSpace space;
+  Triplets t;
+  Matrix<ExecutionSpace> A;
+  hst::Operator<Scalar, Ordinal, memory_space> op;
+  WorkClock<Session<ExecutionSpace>> clock;
+  Session<ExecutionSpace> session;
+  ColsView cols;
+  DxView dx;
+  Kokkos::View<Scalar **, Kokkos::LayoutRight, memory_space> y;
+  typename ColsView::HostMirror cols_host;
+  typename DxView::HostMirror dx_host;
+  std::vector<Scalar> x;
+
+  Harness(Set const &expected, hst::AdaptiveOptions options, Prices const &prices,
+          bool fake_clock = true)
+      : t(grid())
+      , A(to_matrix<ExecutionSpace>(t))
+      , op(A)
+      , clock(prices)
+      , session(op.adaptive(space, to_view<memory_space>(expected), width,
+                            fake_clock ? with_clock(options) : options))
+      , cols("cols", k)
+      , dx("dx", k, width)
+      , y("y", t.n_rows, width)
+      , cols_host(Kokkos::create_mirror_view(cols))
+      , dx_host(Kokkos::create_mirror_view(dx))
+      , x(std::size_t(t.n_cols) * width, 0.0)
+  {
+    clock.session = &session;
+  }
+
+  hst::AdaptiveOptions with_clock(hst::AdaptiveOptions options)
+  {
+    options.clock = [c = &clock] { return c->read(); };
+    return options;
+  }
+
+  // Fills the caller's Views with one step's set and values.
+  void fill(Set const &c, std::vector<Scalar> const &d)
+  {
+    for (std::size_t i = 0; i < c.size(); ++i)
+    {
+      cols_host(i) = c[i];
+      for (int b = 0; b < width; ++b)
+        dx_host(i, b) = d[i * width + b];
+    }
+    Kokkos::deep_copy(space, cols, cols_host);
+    Kokkos::deep_copy(space, dx, dx_host);
+  }
+
+  void step(Set const &c, std::vector<Scalar> const &d)
+  {
+    fill(c, d);
+    session.apply_cols(space, cols, dx, y);
+    for (std::size_t i = 0; i < c.size(); ++i)
+      for (int b = 0; b < width; ++b)
+        x[std::size_t(c[i]) * width + b] += d[i * width + b];
+  }
+
+  // Runs steps [from, to) of `s`; `before(step)` runs ahead of each.
+  void run(Steps const &s, std::size_t from, std::size_t to,
+           std::function<void(std::size_t)> const &before = {})
+  {
+    for (std::size_t i = from; i < to; ++i)
+    {
+      if (before)
+        before(i);
+      step(s.cols[i], s.dx[i]);
+    }
+  }
+
+  // max relative difference between y and A x by KokkosSparse::spmv.
+  double error_vs_full_recompute()
+  {
+    using MV = Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space>;
+    MV x_view("x", t.n_cols, width), y_full("y_full", t.n_rows, width);
+    auto x_host = Kokkos::create_mirror_view(x_view);
+    for (Ordinal c = 0; c < t.n_cols; ++c)
+      for (int b = 0; b < width; ++b)
+        x_host(c, b) = x[std::size_t(c) * width + b];
+    Kokkos::deep_copy(x_view, x_host);
+    KokkosSparse::spmv("N", 1.0, A, x_view, 0.0, y_full);
+    return relative_error(to_host_rows(y), to_host_rows(y_full));
+  }
+};
+
+// drift (steps [0, t1)), jump ([t1, t2)), drift again ([t2, t3)): the second
+// drift resumes the first one's set.
+constexpr std::size_t t1 = 100, t2 = 200, t3 = 320;
+Steps drift_jump_drift(Triplets const &t)
+{
+  auto const A = to_matrix<Kokkos::DefaultHostExecutionSpace>(t);
+  hw::Workload<Scalar, Ordinal> drift(A, motion(hw::Motion::drift, 1));
+  hw::Workload<Scalar, Ordinal> jump(A, motion(hw::Motion::jump, 2));
+  Steps s;
+  s.take(drift, int(t1));
+  s.take(jump, int(t2 - t1));
+  s.take(drift, int(t3 - t2));
+  return s;
+}
+
+Steps one_motion(hw::Motion m, int n, std::uint64_t seed = 1)
+{
+  auto const A = to_matrix<Kokkos::DefaultHostExecutionSpace>(grid());
+  hw::Workload<Scalar, Ordinal> w(A, motion(m, seed));
+  Steps s;
+  s.take(w, n);
+  return s;
+}
+
+template <class F>
+void expect_invalid(F &&f, std::vector<std::string> const &pieces)
+{
+  try
+  {
+    f();
+    ADD_FAILURE() << "no exception thrown";
+  }
+  catch (std::invalid_argument const &e)
+  {
+    std::string const what = e.what();
+    for (auto const &piece : pieces)
+      EXPECT_NE(what.find(piece), std::string::npos)
+          << "\"" << piece << "\" missing from: " << what;
+  }
+  catch (std::exception const &e)
+  {
+    ADD_FAILURE() << "not std::invalid_argument: " << e.what();
+  }
+}
+
+bool starts_with(std::string const &s, std::string const &prefix)
+{
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+TYPED_TEST(Adaptive, initial_probe_picks_the_arm_the_clock_makes_fastest)
+{
+  using ExecutionSpace = TypeParam;
+  auto const s = one_motion(hw::Motion::frozen, 30);
+  auto const options = small_options();
+  std::int64_t const L = probe_length(options);
+  struct Case
+  {
+    Prices prices;
+    Arm fastest;
+  };
+  for (auto const &c : {Case{flat_prices(1.0, 2.0, 3.0), Arm::scheduled},
+                        Case{flat_prices(2.5, 1.5, 2.0), Arm::exact_set},
+                        Case{flat_prices(3.0, 2.0, 1.25), Arm::scatter}})
+  {
+    SCOPED_TRACE(to_string(c.fastest));
+    Harness<ExecutionSpace> h(s.cols[0], options, c.prices);
+    std::vector<Arm> ran;
+    h.run(s, 0, s.size(), [&](std::size_t) { ran.push_back(h.session.running()); });
+
+    auto const &r = h.session.report();
+    ASSERT_EQ(r.decisions.size(), 1u);
+    auto const &d = r.decisions[0];
+    EXPECT_EQ(d.chosen, c.fastest);
+    EXPECT_EQ(h.session.active(), c.fastest);
+    EXPECT_FALSE(h.session.probing());
+    EXPECT_EQ(d.probe_start, 0);
+    EXPECT_EQ(d.step, L);
+    EXPECT_EQ(d.reason, "initial probe");
+    for (std::size_t a = 0; a < 3; ++a)
+      EXPECT_NEAR(d.us_per_step[a], c.prices.step[a], 1e-9);
+    // Probe blocks in the order of options.arms, then the chosen arm.
+    for (std::int64_t i = 0; i < std::int64_t(ran.size()); ++i)
+      EXPECT_EQ(ran[i], i < L ? options.arms[i / 4] : c.fastest) << "step " << i;
+    EXPECT_EQ(r.probe_steps, L);
+    EXPECT_EQ(r.steps, std::int64_t(s.size()));
+    double excess = 0;
+    for (std::size_t a = 0; a < 3; ++a)
+      excess += 4 * (c.prices.step[a] - c.prices.step[slot(c.fastest)]);
+    EXPECT_NEAR(1e6 * r.probe_excess_seconds, excess, 1e-6);
+    EXPECT_NEAR(1e6 * r.probe_seconds,
+                4 * (c.prices.step[0] + c.prices.step[1] + c.prices.step[2]), 1e-6);
+    // Only probe steps read the clock, twice each.
+    EXPECT_EQ(h.clock.reads, 2 * L);
+    EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+  }
+}
+
+TYPED_TEST(Adaptive, probe_charges_compiles_to_the_step_that_makes_them)
+{
+  using ExecutionSpace = TypeParam;
+  // Under jump the scheduled arm compiles tiles in its measured steps; at
+  // 0.5 us a step it would win, at 0.5 us plus 1 us a tile it must not.
+  auto const s = one_motion(hw::Motion::jump, 20);
+  Prices prices = flat_prices(0.5, 2.0, 1.5);
+  prices.tile = 1.0;
+  auto const options = small_options();
+  Harness<ExecutionSpace> h(s.cols[0], options, prices);
+  std::vector<std::int64_t> tiles_after; // tiles compiled after each step
+  double probe_cost_us = 0;
+  for (std::size_t i = 0; i < s.size(); ++i)
+  {
+    bool const probing = h.session.probing();
+    Work const before = work_of(h.session);
+    h.step(s.cols[i], s.dx[i]);
+    if (probing)
+      probe_cost_us += price_us(prices, before, work_of(h.session));
+    tiles_after.push_back(h.session.scheduled().stats().tiles_compiled);
+  }
+  // Steps 1..3 are the scheduled arm's measured ones (step 0 is its warm-up).
+  double const tiles_per_step = double(tiles_after[3] - tiles_after[0]) / 3;
+  ASSERT_GT(tiles_per_step, 1.0) << "the jump workload should compile tiles";
+  auto const &d = h.session.report().decisions.at(0);
+  EXPECT_NEAR(d.us_per_step[slot(Arm::scheduled)], 0.5 + tiles_per_step, 1e-9);
+  EXPECT_NEAR(d.us_per_step[slot(Arm::exact_set)], 2.0, 1e-9);
+  EXPECT_NEAR(d.us_per_step[slot(Arm::scatter)], 1.5, 1e-9);
+  EXPECT_EQ(d.chosen, Arm::scatter);
+  auto const &r = h.session.report();
+  EXPECT_NEAR(1e6 * r.probe_seconds, probe_cost_us, 1e-6);
+  EXPECT_NEAR(1e6 * r.probe_excess_seconds, probe_cost_us - 12 * 1.5, 1e-6);
+}
+
+TYPED_TEST(Adaptive, work_prices_make_each_arm_win_its_workload)
+{
+  using ExecutionSpace = TypeParam;
+  struct Case
+  {
+    hw::Motion motion;
+    Arm winner;
+  };
+  for (auto const &c :
+       {Case{hw::Motion::drift, Arm::scheduled}, Case{hw::Motion::jump, Arm::scatter},
+        Case{hw::Motion::frozen, Arm::exact_set}})
+  {
+    SCOPED_TRACE(hw::to_string(c.motion));
+    auto const s = one_motion(c.motion, 40);
+    Harness<ExecutionSpace> h(s.cols[0], small_options(), work_prices());
+    h.run(s, 0, s.size());
+    auto const &r = h.session.report();
+    ASSERT_EQ(r.decisions.size(), 1u) << r;
+    EXPECT_EQ(r.decisions[0].chosen, c.winner) << r;
+    EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+  }
+}
+
+// The drift -> jump -> drift run of several tests, under work_prices().
+template <class ExecutionSpace>
+struct ShiftRun
+{
+  Steps s = drift_jump_drift(grid());
+  Harness<ExecutionSpace> h{s.cols[0], small_options(), work_prices()};
+  ShiftRun() { h.run(s, 0, s.size()); }
+};
+
+TYPED_TEST(Adaptive, follows_drift_to_jump_and_back_within_the_documented_bound)
+{
+  using ExecutionSpace = TypeParam;
+  ShiftRun<ExecutionSpace> run;
+  auto const &r = run.h.session.report();
+  auto const &o = run.h.session.options();
+  std::int64_t const L = probe_length(o);
+  SCOPED_TRACE(::testing::Message() << r);
+
+  // Drift: the scheduled arm, and every decision before the jump keeps it.
+  ASSERT_GE(r.decisions.size(), 3u);
+  for (auto const &d : r.decisions)
+  {
+    if (d.step < std::int64_t(t1))
+    {
+      EXPECT_EQ(d.chosen, Arm::scheduled) << "step " << d.step;
+    }
+  }
+
+  // Jump: the scheduled arm's compile rate starts a re-probe within
+  // (H + 1) W + warmup steps; it is decided L steps later.
+  auto const to_jump =
+      std::find_if(r.decisions.begin(), r.decisions.end(),
+                   [](auto const &d) { return d.chosen != Arm::scheduled; });
+  ASSERT_NE(to_jump, r.decisions.end());
+  EXPECT_TRUE(starts_with(to_jump->reason, "scheduled compile rate ")) << to_jump->reason;
+  EXPECT_NE(to_jump->reason.find(" tiles/step vs "), std::string::npos);
+  EXPECT_EQ(to_jump->chosen, Arm::scatter);
+  EXPECT_GE(to_jump->probe_start, std::int64_t(t1));
+  EXPECT_LE(to_jump->probe_start,
+            std::int64_t(t1) + (o.shift_windows + 1) * o.window_steps + o.warmup_steps);
+  EXPECT_EQ(to_jump->step, to_jump->probe_start + L);
+
+  // Drift again: the scatter arm has no compile rate, so the periodic
+  // re-check finds it, within recheck_max_period + L steps.
+  auto const back = std::find_if(to_jump, r.decisions.end(), [](auto const &d) {
+    return d.chosen == Arm::scheduled;
+  });
+  ASSERT_NE(back, r.decisions.end());
+  EXPECT_EQ(back->reason, "periodic re-check");
+  EXPECT_GE(back->probe_start, std::int64_t(t2));
+  EXPECT_LE(back->step, std::int64_t(t2) + o.recheck_max_period + L);
+  // Every decision between the two kept the scatter arm.
+  for (auto d = to_jump; d != back; ++d)
+    EXPECT_EQ(d->chosen, Arm::scatter) << "step " << d->step;
+  EXPECT_EQ(r.active, r.decisions.back().chosen);
+}
+
+TYPED_TEST(Adaptive, decisions_are_identical_across_runs)
+{
+  using ExecutionSpace = TypeParam;
+  ShiftRun<ExecutionSpace> first, second;
+  auto const &a = first.h.session.report();
+  auto const &b = second.h.session.report();
+  ASSERT_EQ(a.decisions.size(), b.decisions.size());
+  for (std::size_t i = 0; i < a.decisions.size(); ++i)
+  {
+    auto const &p = a.decisions[i];
+    auto const &q = b.decisions[i];
+    EXPECT_EQ(p.probe_start, q.probe_start);
+    EXPECT_EQ(p.step, q.step);
+    EXPECT_EQ(p.chosen, q.chosen);
+    EXPECT_EQ(p.reason, q.reason);
+    EXPECT_EQ(
+        std::memcmp(p.us_per_step.data(), q.us_per_step.data(), sizeof(p.us_per_step)),
+        0);
+  }
+  EXPECT_EQ(a.arm_steps, b.arm_steps);
+  EXPECT_EQ(a.probe_steps, b.probe_steps);
+  EXPECT_EQ(a.probe_seconds, b.probe_seconds);
+}
+
+TYPED_TEST(Adaptive, results_match_full_recompute_whichever_arm_runs)
+{
+  using ExecutionSpace = TypeParam;
+  ShiftRun<ExecutionSpace> run;
+  auto const &r = run.h.session.report();
+  EXPECT_EQ(r.steps, std::int64_t(t3));
+  EXPECT_EQ(r.arm_steps[0] + r.arm_steps[1] + r.arm_steps[2], r.steps);
+  for (std::size_t a = 0; a < 3; ++a)
+    EXPECT_GT(r.arm_steps[a], 0) << to_string(Arm(a)) << " never ran";
+  EXPECT_LE(run.h.error_vs_full_recompute(), 1e-13);
+
+  // The real clock: whatever it chooses, the answer is the same.
+  auto const s = one_motion(hw::Motion::drift, 200, 4);
+  Harness<ExecutionSpace> h(s.cols[0], {}, {}, false);
+  h.run(s, 0, s.size());
+  auto const &real = h.session.report();
+  EXPECT_EQ(h.clock.reads, 0);
+  ASSERT_GE(real.decisions.size(), 1u);
+  EXPECT_EQ(real.decisions[0].step, probe_length(h.session.options()));
+  for (double us : real.decisions[0].us_per_step)
+    EXPECT_TRUE(std::isfinite(us) && us > 0) << us;
+  EXPECT_GT(real.probe_seconds, 0);
+  EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+}
+
+TYPED_TEST(Adaptive, exact_set_compile_rate_sees_a_frozen_set_start_to_move)
+{
+  using ExecutionSpace = TypeParam;
+  // Same seed: the drift starts from the frozen set.
+  auto const A = to_matrix<Kokkos::DefaultHostExecutionSpace>(grid());
+  hw::Workload<Scalar, Ordinal> frozen(A, motion(hw::Motion::frozen, 5));
+  hw::Workload<Scalar, Ordinal> drift(A, motion(hw::Motion::drift, 5));
+  ASSERT_EQ(frozen.columns(), drift.columns());
+  std::size_t const moves = 60;
+  Steps s;
+  s.take(frozen, int(moves));
+  s.take(drift, 60);
+  auto options = small_options();
+  options.recheck_period = options.recheck_max_period = 1000;
+  Harness<ExecutionSpace> h(s.cols[0], options, work_prices());
+  h.run(s, 0, s.size());
+  auto const &r = h.session.report();
+  SCOPED_TRACE(::testing::Message() << r);
+  ASSERT_GE(r.decisions.size(), 2u);
+  EXPECT_EQ(r.decisions[0].chosen, Arm::exact_set);
+  auto const &d = r.decisions[1];
+  EXPECT_EQ(d.chosen, Arm::scheduled);
+  EXPECT_EQ(d.reason, "exact_set compile rate 1.00 compiles/step vs 0.00 at probe");
+  EXPECT_GE(d.probe_start, std::int64_t(moves));
+  EXPECT_LE(d.probe_start, std::int64_t(moves) +
+                               (options.shift_windows + 1) * options.window_steps +
+                               options.warmup_steps);
+}
+
+TYPED_TEST(Adaptive, one_shifted_window_does_not_start_a_probe)
+{
+  using ExecutionSpace = TypeParam;
+  // The exact-set arm settles on a frozen set; then the set changes on every
+  // step of one window (rate 1 vs 0), and later of shift_windows windows.
+  auto options = small_options(); // W = 8, H = 2, warm-up 1, L = 12
+  options.recheck_period = options.recheck_max_period = 1000;
+  std::int64_t const L = probe_length(options);
+  auto const base = one_motion(hw::Motion::drift, 2, 9);
+  Steps s;
+  auto frozen_until = [&](std::int64_t end) {
+    while (std::int64_t(s.size()) < end)
+      s.cols.push_back(base.cols[0]), s.dx.push_back(base.dx[0]);
+  };
+  auto moving_until = [&](std::int64_t end) {
+    while (std::int64_t(s.size()) < end)
+    {
+      s.cols.push_back(base.cols[s.size() % 2]);
+      s.dx.push_back(base.dx[0]);
+    }
+  };
+  // Windows after the decision at L = 12 begin at 13 and end at 21, 29, ...
+  frozen_until(21);
+  moving_until(29); // one shifted window: [21, 29)
+  frozen_until(45);
+  moving_until(61); // two: [45, 53) and [53, 61)
+  frozen_until(80);
+  Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(2.0, 1.0, 3.0));
+  h.run(s, 0, s.size());
+  auto const &r = h.session.report();
+  SCOPED_TRACE(::testing::Message() << r);
+  ASSERT_EQ(r.decisions.size(), 2u);
+  EXPECT_EQ(r.decisions[0].step, L);
+  EXPECT_EQ(r.decisions[1].probe_start, 61);
+  EXPECT_EQ(r.decisions[1].reason,
+            "exact_set compile rate 1.00 compiles/step vs 0.00 at probe");
+  EXPECT_EQ(r.decisions[1].chosen, Arm::exact_set);
+}
+
+TYPED_TEST(Adaptive, reprobe_probes_at_the_next_step)
+{
+  using ExecutionSpace = TypeParam;
+  auto const s = one_motion(hw::Motion::frozen, 80);
+  auto options = small_options();
+  options.recheck_period = 0; // no periodic re-check
+  options.recheck_max_period = 0;
+  std::int64_t const L = probe_length(options);
+  Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.0, 2.0, 3.0));
+  h.run(s, 0, 30);
+  h.session.reprobe(); // same prices: keeps the scheduled arm
+  EXPECT_TRUE(h.session.probing());
+  EXPECT_EQ(h.session.running(), options.arms[0]);
+  EXPECT_EQ(h.session.active(), Arm::scheduled);
+  h.run(s, 30, 35);
+  h.session.reprobe(); // during a probe: nothing
+  h.run(s, 35, 50);
+  h.clock.prices = flat_prices(3.0, 2.0, 1.0);
+  h.session.reprobe();
+  h.run(s, 50, s.size());
+  auto const &r = h.session.report();
+  SCOPED_TRACE(::testing::Message() << r);
+  ASSERT_EQ(r.decisions.size(), 3u);
+  EXPECT_EQ(r.decisions[1].probe_start, 30);
+  EXPECT_EQ(r.decisions[1].step, 30 + L);
+  EXPECT_EQ(r.decisions[1].reason, "reprobe() requested");
+  EXPECT_EQ(r.decisions[1].chosen, Arm::scheduled);
+  EXPECT_EQ(r.decisions[2].probe_start, 50);
+  EXPECT_EQ(r.decisions[2].chosen, Arm::scatter);
+  EXPECT_EQ(r.probe_steps, 3 * L);
+}
+
+TYPED_TEST(Adaptive, periodic_recheck_backs_off_and_resets_on_a_change)
+{
+  using ExecutionSpace = TypeParam;
+  auto const s = one_motion(hw::Motion::frozen, 600);
+  auto const options = small_options(); // P = 48 .. 192, L = 12
+  Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.0, 2.0, 3.0));
+  // Decisions at 12; re-checks after 48, 96, 192, 192 settled steps:
+  // probes from 60, 168, 372; at 300 the prices change, so the probe from
+  // 372 switches to scatter and the period resets: next probe from 432.
+  h.run(s, 0, s.size(), [&](std::size_t i) {
+    if (i == 300)
+      h.clock.prices = flat_prices(3.0, 2.0, 1.0);
+  });
+  auto const &r = h.session.report();
+  SCOPED_TRACE(::testing::Message() << r);
+  std::vector<std::int64_t> starts, steps;
+  for (auto const &d : r.decisions)
+    starts.push_back(d.probe_start), steps.push_back(d.step);
+  EXPECT_EQ(starts, (std::vector<std::int64_t>{0, 60, 168, 372, 432, 540}));
+  EXPECT_EQ(steps, (std::vector<std::int64_t>{12, 72, 180, 384, 444, 552}));
+  for (std::size_t i = 1; i < r.decisions.size(); ++i)
+    EXPECT_EQ(r.decisions[i].reason, "periodic re-check");
+  EXPECT_EQ(r.decisions[2].chosen, Arm::scheduled);
+  EXPECT_EQ(r.decisions[3].chosen, Arm::scatter);
+}
+
+TYPED_TEST(Adaptive, switch_margin_keeps_the_active_arm_against_a_near_tie)
+{
+  using ExecutionSpace = TypeParam;
+  auto const s = one_motion(hw::Motion::frozen, 200);
+  auto options = small_options(); // switch_margin 0.05
+  Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.0, 2.0, 3.0));
+  h.run(s, 0, s.size(), [&](std::size_t i) {
+    if (i == 20) // 4% faster: not enough
+      h.clock.prices = flat_prices(1.0, 2.0, 0.96);
+    if (i == 80) // 6% faster: enough
+      h.clock.prices = flat_prices(1.0, 2.0, 0.94);
+  });
+  auto const &r = h.session.report();
+  SCOPED_TRACE(::testing::Message() << r);
+  // Decisions at 12, 72 (kept: the period doubles to 96) and 180.
+  ASSERT_EQ(r.decisions.size(), 3u);
+  EXPECT_EQ(r.decisions[1].step, 72);
+  EXPECT_EQ(r.decisions[1].chosen, Arm::scheduled);
+  EXPECT_NEAR(r.decisions[1].us_per_step[slot(Arm::scatter)], 0.96, 1e-9);
+  EXPECT_EQ(r.decisions[2].probe_start, 168);
+  EXPECT_EQ(r.decisions[2].chosen, Arm::scatter);
+  EXPECT_NEAR(r.decisions[2].us_per_step[slot(Arm::scatter)], 0.94, 1e-9);
+}
+
+TYPED_TEST(Adaptive, allowed_arms_restrict_and_order_the_probe)
+{
+  using ExecutionSpace = TypeParam;
+  auto const s = one_motion(hw::Motion::drift, 40);
+  auto options = small_options();
+  options.arms = {Arm::scatter, Arm::exact_set}; // the fastest arm is not allowed
+  Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(0.5, 2.0, 3.0));
+  EXPECT_EQ(h.session.running(), Arm::scatter);
+  h.run(s, 0, s.size(),
+        [&](std::size_t) { EXPECT_NE(h.session.running(), Arm::scheduled); });
+  auto const &r = h.session.report();
+  ASSERT_EQ(r.decisions.size(), 1u);
+  EXPECT_EQ(r.decisions[0].chosen, Arm::exact_set);
+  EXPECT_EQ(r.decisions[0].step, 8);
+  EXPECT_TRUE(std::isnan(r.decisions[0].us_per_step[slot(Arm::scheduled)]));
+  EXPECT_EQ(r.arm_steps[slot(Arm::scheduled)], 0);
+  EXPECT_EQ(h.session.scheduled().stats().steps, 0);
+  EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+
+  // One arm: it is probed (and timed) like any other, and kept.
+  options.arms = {Arm::scatter};
+  Harness<ExecutionSpace> one(s.cols[0], options, flat_prices(0.5, 2.0, 3.0));
+  one.run(s, 0, s.size());
+  EXPECT_EQ(one.session.report().decisions.at(0).chosen, Arm::scatter);
+  EXPECT_EQ(one.session.report().arm_steps[slot(Arm::scatter)], 40);
+}
+
+TYPED_TEST(Adaptive, bad_options_are_rejected_naming_the_field)
+{
+  using ExecutionSpace = TypeParam;
+  using memory_space = typename ExecutionSpace::memory_space;
+  auto const A = to_matrix<ExecutionSpace>(hw::grid_2d<Scalar, Ordinal>(10, 10));
+  hst::Operator op(A);
+  auto const expected = to_view<memory_space>(Set{1, 2, 3});
+  struct Bad
+  {
+    std::function<void(hst::AdaptiveOptions &)> set;
+    std::vector<std::string> pieces;
+    int B = width;
+  };
+  std::vector<Bad> const cases = {
+      {[](auto &) {}, {"'B'", "positive, got 0"}, 0},
+      {[](auto &o) { o.arms.clear(); }, {"'options.arms'", "got none"}},
+      {[](auto &o) {
+         o.arms = {Arm::scatter, Arm::scheduled, Arm::scatter};
+       },
+       {"'options.arms'", "scatter twice, at positions 0 and 2"}},
+      {[](auto &o) { o.arms = {Arm(7)}; }, {"'options.arms'", "holds 7 at position 0"}},
+      {[](auto &o) { o.warmup_steps = -1; }, {"'options.warmup_steps'", "got -1"}},
+      {[](auto &o) { o.measure_steps = 0; }, {"'options.measure_steps'", "got 0"}},
+      {[](auto &o) { o.switch_margin = 1.0; }, {"'options.switch_margin'", "got 1"}},
+      {[](auto &o) { o.switch_margin = std::nan(""); },
+       {"'options.switch_margin'", "got nan"}},
+      {[](auto &o) { o.window_steps = 0; }, {"'options.window_steps'", "got 0"}},
+      {[](auto &o) { o.shift_windows = 0; }, {"'options.shift_windows'", "got 0"}},
+      {[](auto &o) { o.shift_ratio = 0.5; }, {"'options.shift_ratio'", "got 0.5"}},
+      {[](auto &o) { o.shift_floor = -0.25; }, {"'options.shift_floor'", "got -0.25"}},
+      {[](auto &o) { o.shift_floor = HUGE_VAL; }, {"'options.shift_floor'", "got inf"}},
+      {[](auto &o) { o.recheck_period = -3; }, {"'options.recheck_period'", "got -3"}},
+      {[](auto &o) { o.recheck_max_period = 100; },
+       {"'options.recheck_max_period'", "(256), got 100"}},
+      {[](auto &o) { o.session.retire_after = 0; },
+       {"'options.session.retire_after'", "got 0"}},
+      {[](auto &o) { o.session.strict = true; },
+       {"'options.session.strict'", "got true"}},
+      {[](auto &o) { o.clock = nullptr; }, {"'options.clock'", "empty function"}},
+  };
+  for (auto const &c : cases)
+  {
+    SCOPED_TRACE(c.pieces[0]);
+    hst::AdaptiveOptions o;
+    c.set(o);
+    auto pieces = c.pieces;
+    pieces.push_back("hst::Operator::adaptive: argument ");
+    expect_invalid([&] { op.adaptive(expected, c.B, o); }, pieces);
+  }
+  // expected_cols are checked like session()'s, under adaptive's name.
+  expect_invalid(
+      [&] {
+        op.adaptive(to_view<memory_space>(Set{1, 100}), width);
+      },
+      {"hst::Operator::adaptive: argument 'expected_cols'", "column id 100"});
+  // The defaults are valid.
+  EXPECT_NO_THROW(op.adaptive(expected, width));
+  EXPECT_NO_THROW(op.adaptive(ExecutionSpace{}, expected));
+}
+
+TYPED_TEST(Adaptive, bad_input_throws_and_leaves_y_and_the_session_untouched)
+{
+  using ExecutionSpace = TypeParam;
+  using memory_space = typename ExecutionSpace::memory_space;
+  auto const s = one_motion(hw::Motion::drift, 40);
+  auto const options = small_options();
+  Harness<ExecutionSpace> clean(s.cols[0], options, work_prices());
+  clean.run(s, 0, s.size());
+  Harness<ExecutionSpace> h(s.cols[0], options, work_prices());
+  auto duplicate = s.cols[0];
+  duplicate[1] = duplicate[0];
+  auto out_of_range = s.cols[0];
+  out_of_range[2] = Ordinal(h.t.n_cols);
+  auto const short_y = Kokkos::View<Scalar **, Kokkos::LayoutRight, memory_space>(
+      "short_y", h.t.n_rows - 1, width);
+  auto reject = [&](std::size_t i) {
+    // Bad calls while probing (steps 0 and 5) and settled (step 30).
+    if (i != 0 && i != 5 && i != 30)
+      return;
+    auto const before = to_host_rows(h.y);
+    auto const report = h.session.report();
+    for (auto const *bad : {&duplicate, &out_of_range})
+    {
+      h.fill(*bad, s.dx[i]);
+      expect_invalid([&] { h.session.apply_cols(h.space, h.cols, h.dx, h.y); },
+                     {"hst::AdaptiveSession::apply_cols: argument 'cols' holds column id",
+                      "(checked by hst::"});
+    }
+    h.fill(s.cols[i], s.dx[i]);
+    expect_invalid([&] { h.session.apply_cols(h.cols, h.dx, short_y); },
+                   {"hst::AdaptiveSession::apply_cols: argument 'y' has"});
+    auto const after = to_host_rows(h.y);
+    EXPECT_EQ(std::memcmp(before.data(), after.data(), before.size() * sizeof(Scalar)),
+              0);
+    EXPECT_EQ(h.session.report().steps, report.steps);
+    EXPECT_EQ(h.session.report().arm_steps, report.arm_steps);
+    EXPECT_EQ(h.session.report().probe_steps, report.probe_steps);
+  };
+  h.run(s, 0, s.size(), reject);
+  // The rejected calls changed nothing: same decisions, same answer.
+  auto const &r = h.session.report();
+  auto const &c = clean.session.report();
+  ASSERT_EQ(r.decisions.size(), c.decisions.size());
+  for (std::size_t i = 0; i < r.decisions.size(); ++i)
+  {
+    EXPECT_EQ(r.decisions[i].step, c.decisions[i].step);
+    EXPECT_EQ(r.decisions[i].chosen, c.decisions[i].chosen);
+    EXPECT_EQ(r.decisions[i].us_per_step, c.decisions[i].us_per_step);
+  }
+  EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+}
+
+long kokkos_allocations = 0;
+void count_allocation(Kokkos::Profiling::SpaceHandle, char const *, void const *,
+                      std::uint64_t)
+{
+  ++kokkos_allocations;
+}
+
+// Counts Kokkos and heap allocations while alive.
+struct AllocationWatch
+{
+  AllocationWatch()
+  {
+    kokkos_allocations = 0;
+    heap_allocations = 0;
+    Kokkos::Tools::Experimental::set_allocate_data_callback(count_allocation);
+    counting_heap = true;
+  }
+  ~AllocationWatch()
+  {
+    counting_heap = false;
+    Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
+  }
+};
+
+TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_no_clock)
+{
+  using ExecutionSpace = TypeParam;
+  // Two sets in turn: every step changes the set (the exact-set arm
+  // recompiles, the scheduled arm re-plans), and the probe has seen both.
+  auto const base = one_motion(hw::Motion::jump, 2, 3);
+  auto options = small_options();
+  options.recheck_period = 1000;
+  options.recheck_max_period = 1000;
+  for (Arm winner : {Arm::scheduled, Arm::exact_set, Arm::scatter})
+  {
+    SCOPED_TRACE(to_string(winner));
+    Prices prices = flat_prices(3.0, 3.0, 3.0);
+    prices.step[slot(winner)] = 1.0;
+    Harness<ExecutionSpace> h(base.cols[0], options, prices);
+    for (int i = 0; i < 40; ++i) // probe, then settle past the first windows
+      h.step(base.cols[i % 2], base.dx[0]);
+    ASSERT_FALSE(h.session.probing()) << h.session.report();
+    ASSERT_EQ(h.session.active(), winner);
+    long allocations = 0, heap = 0;
+    long const reads = h.clock.reads;
+    auto const decisions = h.session.report().decisions.size();
+    for (int i = 40; i < 100; ++i) // 60 steps: 7 windows end
+    {
+      h.fill(base.cols[i % 2], base.dx[0]);
+      h.space.fence();
+      AllocationWatch watch;
+      h.session.apply_cols(h.space, h.cols, h.dx, h.y);
+      h.space.fence();
+      allocations += kokkos_allocations;
+      heap += heap_allocations;
+    }
+    EXPECT_EQ(allocations, 0) << "Kokkos allocations in settled steps";
+    EXPECT_EQ(heap, 0) << "heap allocations in settled steps";
+    EXPECT_EQ(h.clock.reads, reads) << "settled steps read the clock (and fence)";
+    EXPECT_EQ(h.session.report().decisions.size(), decisions);
+    EXPECT_EQ(h.session.report().arm_steps[slot(winner)], 40 - 8 + 60);
+  }
+}
+
+// The watch itself sees allocations: a test that cannot fail proves nothing.
+TYPED_TEST(Adaptive, the_allocation_watch_sees_allocations)
+{
+  using memory_space = typename TypeParam::memory_space;
+  long allocations = 0, heap = 0;
+  {
+    AllocationWatch watch;
+    Kokkos::View<double *, memory_space> v("hst::test", 10);
+    std::vector<int> grown(100);
+    allocations = kokkos_allocations;
+    heap = heap_allocations;
+  }
+  EXPECT_EQ(allocations, 1);
+  EXPECT_GE(heap, 1);
+}
+
+TYPED_TEST(Adaptive, report_prints_every_decision)
+{
+  using ExecutionSpace = TypeParam;
+  EXPECT_STREQ(to_string(Arm::scheduled), "scheduled");
+  EXPECT_STREQ(to_string(Arm::exact_set), "exact_set");
+  EXPECT_STREQ(to_string(Arm::scatter), "scatter");
+  auto const s = one_motion(hw::Motion::drift, 40);
+  auto options = small_options();
+  options.arms = {Arm::scheduled, Arm::scatter};
+  Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.5, 2.0, 2.5));
+  h.run(s, 0, 20);
+  h.session.reprobe();
+  h.run(s, 20, s.size());
+  std::ostringstream out;
+  out << h.session.report();
+  std::string const text = out.str();
+  for (std::string piece :
+       {"hst::AdaptiveSession: active scheduled after 40 steps (scheduled 32, "
+        "exact_set 0, scatter 8)",
+        "probing: 16 steps, 32.000 us, 8.000 us beyond the chosen arms",
+        "step 8: scheduled (probed from step 0; scheduled 1.500 us/step exact_set - "
+        "scatter 2.500 us/step) initial probe",
+        "step 28: scheduled (probed from step 20;", ") reprobe() requested"})
+    EXPECT_NE(text.find(piece), std::string::npos) << piece << "\nmissing from\n" << text;
+}
+
+} // namespace
