@@ -21,20 +21,22 @@ struct ScheduleStats
   std::int64_t tiles_retired = 0;  ///< column tiles dropped after disuse
   std::int64_t column_tiles = 0;   ///< column tiles scheduled now
   std::int64_t tiles = 0;          ///< tiles (row block x column tile) now
-  std::int64_t row_blocks = 0;     ///< row blocks (work items) now
+  std::int64_t row_blocks = 0;     ///< row blocks (work items) of the last step
 };
 
 /// Scheduled arm: a schedule of column tiles, compiled for the tiles that the
 /// expected columns fall in, reused while the changed set drifts.
 ///
-/// Each step maps its columns to (slot of their column tile, column in tile).
-/// A column in a tile the schedule lacks compiles that tile in (or throws,
-/// with SessionOptions::strict); a scheduled tile that no step used for more
-/// than SessionOptions::retire_after steps is retired at the next re-plan.
-/// The kernel runs one work item per scheduled row block, walking its tiles
-/// and skipping absent columns with one test each. Planning happens on the
-/// host and only on steps whose column set changed; a step that repeats the
-/// previous set does no planning at all.
+/// Each step's columns must lie in scheduled column tiles. A column in a tile
+/// the schedule lacks compiles that tile in (or throws, with
+/// SessionOptions::strict); a scheduled tile that no step used for more than
+/// SessionOptions::retire_after steps is retired at the next re-plan. On a
+/// step whose set changed, the arm lists, per row block, the segments (one
+/// column inside one tile) of the present columns only, reading the tile index
+/// and nothing else: O(k x tiles per column tile), no pass over entries or
+/// rows. The kernel runs one work item per listed row block and walks exactly
+/// those segments, so absent columns of a scheduled tile cost nothing. A step
+/// that repeats the previous set does no planning at all.
 template <class Scalar, class Ordinal, class MemorySpace>
 class ScheduledArm : public detail::ArmBase<ScheduledArm<Scalar, Ordinal, MemorySpace>,
                                             Scalar, Ordinal, MemorySpace>
@@ -46,8 +48,7 @@ public:
   static constexpr char const *name = "hst::ScheduledArm::apply_cols";
 
   template <class ExecutionSpace>
-  ScheduledArm(ExecutionSpace const &space,
-               std::shared_ptr<typename Base::data_type const> op,
+  ScheduledArm(ExecutionSpace const &, std::shared_ptr<typename Base::data_type const> op,
                std::vector<Ordinal> const &expected_cols, int width,
                SessionOptions const &options)
       : Base(std::move(op), width, "hst::Operator::session")
@@ -55,10 +56,10 @@ public:
       , tile_slot_(std::size_t(this->op_->column_tiles()), -1)
       , block_stamp_(std::size_t(this->op_->n_row_blocks), -1)
       , block_index_(std::size_t(this->op_->n_row_blocks))
-      , column_slot_("hst::ScheduledArm::column_slot")
       , work_ptr_("hst::ScheduledArm::work_ptr")
-      , work_tile_("hst::ScheduledArm::work_tile")
-      , work_slot_("hst::ScheduledArm::work_slot")
+      , segment_begin_("hst::ScheduledArm::segment_begin")
+      , segment_end_("hst::ScheduledArm::segment_end")
+      , segment_position_("hst::ScheduledArm::segment_position")
   {
     if (options.retire_after <= 0)
       detail::throw_invalid("hst::Operator::session: argument "
@@ -77,7 +78,7 @@ public:
       if (tile_slot_[t] < 0)
         add_tile(t);
     }
-    finish_plan(space, true);
+    update_schedule_stats();
   }
 
   ScheduleStats const &stats() const { return stats_; }
@@ -95,14 +96,14 @@ private:
     ++stats_.steps;
     if (!history_.same_as_previous(host_cols, k))
     {
-      space.fence(); // the host rewrites maps that earlier kernels may still read
+      space.fence(); // the host rewrites lists that earlier kernels may still read
       replan(space, host_cols, k);
       history_.remember(host_cols, k);
     }
     if (k > 0)
       detail::tiled_apply(space, *this->op_, n_work_, work_ptr_.device(),
-                          work_tile_.device(), work_slot_.device(), column_slot_.device(),
-                          this->width_, dx, y);
+                          segment_begin_.device(), segment_end_.device(),
+                          segment_position_.device(), this->width_, dx, y);
   }
 
   void check_covered(Ordinal const *cols, std::size_t k) const
@@ -121,38 +122,21 @@ private:
   {
     return tile_slot_[this->op_->column_tile_of(c)];
   }
-  std::size_t column_slot_index(Ordinal c) const
-  {
-    int const tile = this->op_->options.tile;
-    return std::size_t(slot_of(c)) * tile + this->op_->tile_position[c] % tile;
-  }
 
   template <class ExecutionSpace>
   void replan(ExecutionSpace const &space, Ordinal const *cols, std::size_t k)
   {
     ++stats_.replans;
-    // The previous set was used up to the previous step; take it off the map.
-    for (Ordinal c : history_.previous())
-    {
-      slot_last_used_[slot_of(c)] = step_ - 1;
-      column_slot_.host()[column_slot_index(c)] = -1;
-    }
-    bool changed = false;
-    for (std::size_t i = 0; i < k; ++i)
-    {
-      auto const t = this->op_->column_tile_of(cols[i]);
-      if (tile_slot_[t] < 0)
-      {
-        add_tile(t);
-        changed = true;
-      }
-      slot_last_used_[tile_slot_[t]] = step_;
-    }
-    if (!options_.strict) // a strict schedule is fixed
-      changed |= retire_unused();
-    for (std::size_t i = 0; i < k; ++i)
-      column_slot_.host()[column_slot_index(cols[i])] = std::int32_t(i);
-    finish_plan(space, changed);
+    // A set that stayed unchanged since the last re-plan was used up to the
+    // previous step (on a step-by-step drift this pass is skipped).
+    if (last_replan_ < step_ - 1)
+      for (Ordinal c : history_.previous())
+        slot_last_used_[slot_of(c)] = step_ - 1;
+    last_replan_ = step_;
+    list_segments(space, cols, k); // compiles missing tiles in as it goes
+    if (!options_.strict)          // a strict schedule is fixed
+      retire_unused();             // spares the tiles this step uses
+    update_schedule_stats();
   }
 
   void add_tile(std::int32_t t)
@@ -172,104 +156,133 @@ private:
       slot_last_used_[s] = step_;
     }
     tile_slot_[t] = s;
-    column_slot_.reserve(slot_tile_.size() * this->op_->options.tile, -1);
+    scheduled_tiles_ += this->op_->tile_ptr[t + 1] - this->op_->tile_ptr[t];
     ++stats_.tiles_compiled;
   }
 
   // Frees the slots of tiles no step used for more than retire_after steps.
-  bool retire_unused()
+  void retire_unused()
   {
-    bool retired = false;
     for (std::size_t s = 0; s < slot_tile_.size(); ++s)
       if (slot_tile_[s] >= 0 && step_ - slot_last_used_[s] > options_.retire_after)
       {
-        tile_slot_[slot_tile_[s]] = -1;
+        auto const t = slot_tile_[s];
+        scheduled_tiles_ -= this->op_->tile_ptr[t + 1] - this->op_->tile_ptr[t];
+        tile_slot_[t] = -1;
         slot_tile_[s] = -1;
         free_slots_.push_back(std::int32_t(s));
         ++stats_.tiles_retired;
-        retired = true;
       }
-    return retired;
   }
 
-  // Calls f(slot, tile) for every tile of every scheduled column tile.
-  template <class F>
-  void for_each_scheduled_tile(F &&f) const
-  {
-    auto const &op = *this->op_;
-    for (std::size_t s = 0; s < slot_tile_.size(); ++s)
-      if (slot_tile_[s] >= 0)
-        for (auto q = op.tile_ptr[slot_tile_[s]]; q < op.tile_ptr[slot_tile_[s] + 1]; ++q)
-          f(std::int32_t(s), q);
-  }
-
-  // Uploads the column map and, when the set of scheduled tiles changed, the
-  // work list: scheduled tiles grouped by row block (blocks in first-seen
-  // order, tiles in slot order), built in O(scheduled tiles).
+  // The step's segment list: for every column i of the set and every tile of
+  // its column tile where the column has entries, the segment's entry range
+  // and i, grouped by row block (blocks in first-seen order, segments in
+  // column order within a block). O(k x tiles per column tile). Marks the
+  // slots the step uses, compiling missing column tiles in.
   template <class ExecutionSpace>
-  void finish_plan(ExecutionSpace const &space, bool schedule_changed)
+  void list_segments(ExecutionSpace const &space, Ordinal const *cols, std::size_t k)
   {
-    column_slot_.upload(space, slot_tile_.size() * this->op_->options.tile);
-    if (!schedule_changed)
-      return;
     auto const &op = *this->op_;
+    int const tile = op.options.tile;
+    std::size_t const *const segment_ptr = op.segment_ptr.data();
+    std::int32_t const *const tile_ptr = op.tile_ptr.data();
+    std::int32_t const *const tile_row_block = op.tile_row_block.data();
     if (++block_epoch_ == std::numeric_limits<std::int32_t>::max())
     {
       std::fill(block_stamp_.begin(), block_stamp_.end(), -1);
       block_epoch_ = 0;
     }
     block_count_.clear();
-    std::size_t n_tiles = 0;
-    for_each_scheduled_tile([&](std::int32_t, std::int32_t q) {
-      auto const block = op.tile_row_block[q];
-      if (block_stamp_[block] != block_epoch_)
+    pending_.clear();
+    for (std::size_t i = 0; i < k; ++i)
+    {
+      auto const t = op.column_tile[cols[i]];
+      auto const j = op.column_in_tile[cols[i]];
+      if (tile_slot_[t] < 0)
+        add_tile(t);
+      slot_last_used_[tile_slot_[t]] = step_;
+      for (auto q = tile_ptr[t]; q < tile_ptr[t + 1]; ++q)
       {
-        block_stamp_[block] = block_epoch_;
-        block_index_[block] = std::int32_t(block_count_.size());
-        block_count_.push_back(0);
+        std::size_t const segment = std::size_t(q) * tile + j;
+        auto const begin = segment_ptr[segment];
+        auto const end = segment_ptr[segment + 1];
+        if (begin == end)
+          continue;
+        auto const block = tile_row_block[q];
+        if (block_stamp_[block] != block_epoch_)
+        {
+          block_stamp_[block] = block_epoch_;
+          block_index_[block] = std::int32_t(block_count_.size());
+          block_count_.push_back(0);
+        }
+        auto const w = block_index_[block];
+        ++block_count_[w];
+        pending_.push_back({w, std::int32_t(i), begin, end});
       }
-      ++block_count_[block_index_[block]];
-      ++n_tiles;
-    });
+    }
     std::size_t const n_work = block_count_.size();
+    std::size_t const n_segments = pending_.size();
     work_ptr_.reserve(n_work + 1);
-    work_tile_.reserve(n_tiles);
-    work_slot_.reserve(n_tiles);
+    segment_begin_.reserve(n_segments);
+    segment_end_.reserve(n_segments);
+    segment_position_.reserve(n_segments);
     std::int32_t *const ptr = work_ptr_.host();
     ptr[0] = 0;
     for (std::size_t w = 0; w < n_work; ++w)
       ptr[w + 1] = ptr[w] + block_count_[w];
     cursor_.assign(ptr, ptr + n_work);
-    for_each_scheduled_tile([&](std::int32_t slot, std::int32_t q) {
-      auto const e = cursor_[block_index_[op.tile_row_block[q]]]++;
-      work_tile_.host()[e] = q;
-      work_slot_.host()[e] = slot;
-    });
+    std::size_t *const seg_begin = segment_begin_.host();
+    std::size_t *const seg_end = segment_end_.host();
+    std::int32_t *const seg_position = segment_position_.host();
+    for (auto const &p : pending_)
+    {
+      auto const e = cursor_[p.work]++;
+      seg_begin[e] = p.begin;
+      seg_end[e] = p.end;
+      seg_position[e] = p.position;
+    }
     n_work_ = std::int32_t(n_work);
     work_ptr_.upload(space, n_work + 1);
-    work_tile_.upload(space, n_tiles);
-    work_slot_.upload(space, n_tiles);
-    stats_.column_tiles = std::int64_t(slot_tile_.size() - free_slots_.size());
-    stats_.tiles = std::int64_t(n_tiles);
+    segment_begin_.upload(space, n_segments);
+    segment_end_.upload(space, n_segments);
+    segment_position_.upload(space, n_segments);
     stats_.row_blocks = std::int64_t(n_work);
   }
 
+  void update_schedule_stats()
+  {
+    stats_.column_tiles = std::int64_t(slot_tile_.size() - free_slots_.size());
+    stats_.tiles = scheduled_tiles_;
+  }
+
+  struct PendingSegment
+  {
+    std::int32_t work;
+    std::int32_t position;
+    std::size_t begin;
+    std::size_t end;
+  };
+
   SessionOptions options_;
   std::int64_t step_ = 0;
+  std::int64_t last_replan_ = 0; // step of the last re-plan
   detail::ColumnSetHistory<Ordinal> history_;
   std::vector<std::int32_t> tile_slot_;      // column tile -> slot, or -1
   std::vector<std::int32_t> slot_tile_;      // slot -> column tile, or -1
   std::vector<std::int64_t> slot_last_used_; // slot -> last step that used it
   std::vector<std::int32_t> free_slots_;
+  std::int64_t scheduled_tiles_ = 0; // tiles of the scheduled column tiles
   std::vector<std::int32_t> block_stamp_;
   std::vector<std::int32_t> block_index_;
   std::int32_t block_epoch_ = 0;
   std::vector<std::int32_t> block_count_;
   std::vector<std::int32_t> cursor_;
-  detail::PlannedBuffer<std::int32_t, MemorySpace> column_slot_;
+  std::vector<PendingSegment> pending_;
   detail::PlannedBuffer<std::int32_t, MemorySpace> work_ptr_;
-  detail::PlannedBuffer<std::int32_t, MemorySpace> work_tile_;
-  detail::PlannedBuffer<std::int32_t, MemorySpace> work_slot_;
+  detail::PlannedBuffer<std::size_t, MemorySpace> segment_begin_;
+  detail::PlannedBuffer<std::size_t, MemorySpace> segment_end_;
+  detail::PlannedBuffer<std::int32_t, MemorySpace> segment_position_;
   std::int32_t n_work_ = 0;
   ScheduleStats stats_;
 };

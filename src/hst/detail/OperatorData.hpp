@@ -31,19 +31,22 @@ struct OperatorData
   Kokkos::View<Scalar *, MemorySpace> csc_val;
 
   // Tile index. Host-only parts plan schedules; the rest is walked by kernels.
-  std::vector<Ordinal> tile_position;       // column -> T * tile + j
+  // column -> its column tile T and its place j in it (the tile index puts
+  // column c at T * tile + j of the locality order); kept apart so planning
+  // divides nothing.
+  std::vector<std::int32_t> column_tile;
+  std::vector<std::int32_t> column_in_tile;
   std::vector<std::int32_t> tile_ptr;       // column tile -> first tile
   std::vector<std::int32_t> tile_row_block; // tile -> row block
   std::int32_t n_row_blocks = 0;
-  Kokkos::View<std::size_t *, MemorySpace> segment_ptr; // tile*tile_width + j
+  // tile * tile_width + j -> first entry of column j in that tile (host: the
+  // scheduled arm plans its per-step segment list from it).
+  Kokkos::View<std::size_t *, Kokkos::HostSpace> segment_ptr;
   Kokkos::View<Ordinal *, MemorySpace> tile_row;
   Kokkos::View<Scalar *, MemorySpace> tile_val;
   TileStats stats;
 
-  std::int32_t column_tile_of(Ordinal c) const
-  {
-    return std::int32_t(tile_position[c] / options.tile);
-  }
+  std::int32_t column_tile_of(Ordinal c) const { return column_tile[c]; }
   std::int32_t column_tiles() const { return std::int32_t(tile_ptr.size()) - 1; }
 
   template <class ExecutionSpace, class Matrix>
@@ -92,11 +95,17 @@ struct OperatorData
     col_ptr = to_memory_space<MemorySpace>(space, csc_host.col_ptr);
     csc_row = to_memory_space<MemorySpace>(space, csc_host.row);
     csc_val = to_memory_space<MemorySpace>(space, csc_host.val);
-    tile_position = std::move(index.tile_position);
+    column_tile.resize(std::size_t(n_cols));
+    column_in_tile.resize(std::size_t(n_cols));
+    for (Ordinal c = 0; c < n_cols; ++c)
+    {
+      column_tile[c] = std::int32_t(index.tile_position[c] / options.tile);
+      column_in_tile[c] = std::int32_t(index.tile_position[c] % options.tile);
+    }
     tile_ptr = std::move(index.tile_ptr);
     tile_row_block = std::move(index.tile_row_block);
     n_row_blocks = index.n_row_blocks;
-    segment_ptr = to_memory_space<MemorySpace>(space, index.segment_ptr);
+    segment_ptr = index.segment_ptr;
     tile_row = to_memory_space<MemorySpace>(space, index.row);
     tile_val = to_memory_space<MemorySpace>(space, index.val);
     stats = index.stats;
