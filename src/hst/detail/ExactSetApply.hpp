@@ -65,6 +65,7 @@ void exact_set_apply(ExecutionSpace const &space, int n_touched, Rows const &row
     return;
   // Kokkos takes labels as std::string: built once, not per launch.
   static std::string const kernel_label = "hst::ExactSetArm::apply";
+  prefetch_on_host<ExecutionSpace>(dx);
   dispatch_width(width, [&](auto w) {
     constexpr int W = decltype(w)::value;
     using Functor = ExactSetFunctor<W, Rows, RowPtr, Positions, Values, Dx, Y>;

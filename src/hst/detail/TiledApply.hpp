@@ -56,6 +56,7 @@ void tiled_apply(ExecutionSpace const &space, Data const &op, int n_work,
     return;
   // Kokkos takes labels as std::string: built once, not per launch.
   static std::string const kernel_label = "hst::ScheduledArm::apply";
+  prefetch_on_host<ExecutionSpace>(dx);
   dispatch_width(width, [&](auto w) {
     constexpr int W = decltype(w)::value;
     using Functor = TiledFunctor<W, WorkPtr, SegmentBegin, SegmentEnd, SegmentPosition,
