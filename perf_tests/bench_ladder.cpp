@@ -1,86 +1,54 @@
-// The ladder on a naturally numbered and a shuffled (badly numbered) 2D mesh:
-// full recompute (KokkosSparse::spmv), direct scatter, exact set, scheduled.
-// One benchmark iteration runs a whole 200-step drift workload; us_per_step is
-// the counter to read. Each arm's answer is checked against the full
-// recompute on the first iteration.
+// The ladder (MISSION.md, "What faster means") on the operator suite at B = 8:
+// (a) full recompute with KokkosSparse::spmv, (b) the library slice,
+// (c) direct scatter, (d) exact set, (e) scheduled. One benchmark iteration
+// is one pass of a 200-step drift workload at churn 0.01 and the default k
+// (perf_tests/Harness.hpp: step 0 untimed, fences on the instance, manual
+// time); every iteration's answer is checked against (a).
 //
-//   bench_ladder [--benchmark_out=ladder.json --benchmark_out_format=json]
+// Counters: us_per_step; x_prev and x_full, the speedup over the rung above
+// and over (a) (medians of earlier rungs' iterations in this run); rel_error;
+// prepare_ms (making the rung and its first step; for HST arms plus the
+// hst::Operator build, operator_ms) and break_even, the steps after which
+// that preparation has paid for itself against (a). A table of medians closes
+// the run.
+//
+//   bench_ladder [--hst_suite=quick|full] [--hst_operators=NAME,...]
+//                [--benchmark_out=ladder.json --benchmark_out_format=json] ...
 
-#include <hst/HST.hpp>
-#include <hst/workload/Check.hpp>
-#include <hst/workload/Generators.hpp>
-#include <hst/workload/Workload.hpp>
-
-#include <KokkosSparse_spmv.hpp>
-#include <Kokkos_Core.hpp>
-#include <Kokkos_Timer.hpp>
+#include <hst/workload/Suite.hpp>
 
 #include <benchmark/benchmark.h>
 
+#include "Harness.hpp"
+
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace
 {
 
-using Scalar = double;
-using Ordinal = int;
-using ExecutionSpace = Kokkos::DefaultExecutionSpace;
-using MemorySpace = ExecutionSpace::memory_space;
-using Matrix = KokkosSparse::CrsMatrix<Scalar, Ordinal, ExecutionSpace>;
-using MultiVector = Kokkos::View<Scalar **, Kokkos::LayoutLeft, MemorySpace>;
-constexpr int width = 8;
+using namespace hst::bench;
+using SuiteOperator = hst::workload::SuiteOperator<Scalar, Ordinal>;
 constexpr int steps = 200;
 
-// One operator with its workload staged on the device and the full
-// recompute's answer.
+// One operator: A, its hst::Operator and the staged workload. Built on first
+// use, released before Kokkos is finalized.
 struct Problem
 {
-  Matrix A;
-  hst::Operator<Scalar, Ordinal, MemorySpace> op;
-  Kokkos::View<Ordinal **, Kokkos::LayoutRight, MemorySpace> cols;
-  Kokkos::View<Scalar ***, Kokkos::LayoutRight, MemorySpace> dx;
-  MultiVector y_full;
-
-  auto step_cols(int s) const { return Kokkos::subview(cols, s, Kokkos::ALL); }
-  auto step_dx(int s) const { return Kokkos::subview(dx, s, Kokkos::ALL, Kokkos::ALL); }
+  std::optional<HSTOperator> op;
+  double operator_seconds = 0;
+  Staged staged;
 };
 
-Problem make_problem(hst::workload::Triplets<Scalar, Ordinal> const &t)
-{
-  auto A = hst::workload::to_crs<Matrix>(t);
-  hst::workload::WorkloadOptions w;
-  w.churn = 0.01;
-  w.width = width;
-  hst::workload::Workload<Scalar, Ordinal> workload(A, w);
-  auto const k = workload.columns().size();
-  Kokkos::View<Ordinal **, Kokkos::LayoutRight, MemorySpace> cols("cols", steps, k);
-  Kokkos::View<Scalar ***, Kokkos::LayoutRight, MemorySpace> dx("dx", steps, k, width);
-  auto cols_host = Kokkos::create_mirror_view(cols);
-  auto dx_host = Kokkos::create_mirror_view(dx);
-  MultiVector x("x", A.numCols(), width), y_full("y_full", A.numRows(), width);
-  auto x_host = Kokkos::create_mirror_view(x);
-  for (int s = 0; s < steps; ++s, workload.advance())
-    for (std::size_t i = 0; i < k; ++i)
-    {
-      cols_host(s, i) = workload.columns()[i];
-      for (int b = 0; b < width; ++b)
-      {
-        dx_host(s, i, b) = workload.dx()[i * width + b];
-        x_host(cols_host(s, i), b) += dx_host(s, i, b);
-      }
-    }
-  Kokkos::deep_copy(cols, cols_host);
-  Kokkos::deep_copy(dx, dx_host);
-  Kokkos::deep_copy(x, x_host);
-  KokkosSparse::spmv("N", 1.0, A, x, 0.0, y_full);
-  hst::Operator op(A);
-  return {A, std::move(op), cols, dx, y_full};
-}
-
-// Built on first use, released before Kokkos is finalized.
+std::map<std::string, SuiteOperator> catalogue;
 std::map<std::string, std::unique_ptr<Problem>> problems;
 
 Problem const &problem(std::string const &name)
@@ -88,94 +56,172 @@ Problem const &problem(std::string const &name)
   auto &slot = problems[name];
   if (!slot)
   {
-    auto grid = hst::workload::grid_2d<Scalar, Ordinal>(316, 316);
-    slot = std::make_unique<Problem>(
-        make_problem(name == "grid_2d" ? grid : hst::workload::shuffled(grid, 42)));
+    slot = std::make_unique<Problem>();
+    auto const A = hst::workload::to_crs<Matrix>(catalogue.at(name).build());
+    slot->operator_seconds = time_operator_build(A, slot->op);
+    hst::workload::WorkloadOptions w;
+    w.motion = hst::workload::Motion::drift;
+    w.churn = 0.01;
+    w.width = 8;
+    w.seed = 20261202;
+    slot->staged = stage(A, w, steps);
   }
   return *slot;
 }
 
-// Runs `step(s, y)` for every step of the workload per iteration; checks y
-// against the full recompute after the first.
-template <class Step>
-void run_steps(benchmark::State &state, Problem const &p, Step &&step)
+// Per operator and rung, every iteration's us/step and preparation seconds.
+struct Samples
 {
-  ExecutionSpace space;
-  MultiVector y("y", p.A.numRows(), width);
-  bool checked = false;
-  double seconds = 0;
+  std::vector<double> us, prepare_s;
+};
+std::map<std::string, std::map<Rung, Samples>> samples;
+
+double median(std::vector<double> v)
+{
+  if (v.empty())
+    return std::nan("");
+  std::sort(v.begin(), v.end());
+  std::size_t const n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+bool is_arm(Rung r) { return r != Rung::full && r != Rung::slice; }
+
+double preparation_seconds(Problem const &p, Rung r, double rung_prepare_s)
+{
+  return rung_prepare_s + (is_arm(r) ? p.operator_seconds : 0.0);
+}
+
+double break_even(double prepare_s, double us, double full_us)
+{
+  return full_us > us ? std::ceil(1e6 * prepare_s / (full_us - us)) : std::nan("");
+}
+
+void run_rung_benchmark(benchmark::State &state, std::string const &name, Rung rung)
+{
+  auto const &p = problem(name);
+  MultiVector y("hst::ladder::y", p.staged.A.numRows(), p.staged.width);
+  auto &mine = samples[name][rung];
+  std::vector<double> us, prep;
+  double error = 0;
   for (auto _ : state)
   {
-    Kokkos::deep_copy(space, y, 0.0);
-    space.fence();
-    Kokkos::Timer timer;
-    for (int s = 0; s < steps; ++s)
-      step(space, s, y);
-    space.fence();
-    double const elapsed = timer.seconds();
-    seconds += elapsed;
-    state.SetIterationTime(elapsed);
-    if (!checked)
+    Pass pass;
+    with_rung(rung, p.staged, *p.op,
+              [&](auto make) { pass = timed_pass(p.staged, make, y); });
+    state.SetIterationTime(1e-6 * pass.us_per_step * (p.staged.steps - 1));
+    error = std::max(error, pass.rel_error);
+    if (!(pass.rel_error <= 1e-12))
     {
-      checked = true;
-      double const error = hst::workload::relative_difference(y, p.y_full);
-      state.counters["rel_error"] = error;
-      if (!(error <= 1e-12))
-        state.SkipWithError("answer differs from the full recompute");
+      state.SkipWithError("answer differs from the full recompute");
+      break;
+    }
+    us.push_back(pass.us_per_step);
+    prep.push_back(pass.prepare_seconds);
+  }
+  mine.us.insert(mine.us.end(), us.begin(), us.end());
+  mine.prepare_s.insert(mine.prepare_s.end(), prep.begin(), prep.end());
+
+  double const t = median(us);
+  auto const &rungs = all_rungs();
+  auto const at = std::find(rungs.begin(), rungs.end(), rung);
+  double const full = median(samples[name][Rung::full].us);
+  state.counters["us_per_step"] = t;
+  state.counters["rel_error"] = error;
+  state.counters["x_full"] = full / t;
+  if (at != rungs.begin())
+    state.counters["x_prev"] = median(samples[name][*(at - 1)].us) / t;
+  double const prepare = preparation_seconds(p, rung, median(prep));
+  state.counters["prepare_ms"] = 1e3 * prepare;
+  if (is_arm(rung))
+    state.counters["operator_ms"] = 1e3 * p.operator_seconds;
+  if (rung != Rung::full)
+    state.counters["break_even"] = break_even(prepare, t, full);
+  state.counters["k"] = p.staged.k;
+  state.counters["changed_nnz"] = p.staged.changed_nnz;
+}
+
+void print_table()
+{
+  std::printf("\nLadder medians (B = 8, drift, churn 0.01, default k, %d steps)\n",
+              steps);
+  for (auto const &[name, by_rung] : samples)
+  {
+    auto const &p = *problems.at(name);
+    std::printf("\n%s: %d rows, %zu nnz, k = %d, mean nnz(A[:,S]) = %.0f\n", name.c_str(),
+                int(p.staged.A.numRows()), std::size_t(p.staged.A.nnz()), p.staged.k,
+                p.staged.changed_nnz);
+    std::printf("%-42s %12s %9s %9s %14s %11s\n", "rung", "us/step", "x above", "x full",
+                "prepare ms", "break-even");
+    double const full = median(by_rung.count(Rung::full) ? by_rung.at(Rung::full).us
+                                                         : std::vector<double>{});
+    double above = std::nan("");
+    for (Rung r : all_rungs())
+    {
+      if (!by_rung.count(r))
+        continue;
+      double const t = median(by_rung.at(r).us);
+      double const prepare = preparation_seconds(p, r, median(by_rung.at(r).prepare_s));
+      double const even = break_even(prepare, t, full);
+      char x_above[32] = "-";
+      if (!std::isnan(above))
+        std::snprintf(x_above, sizeof x_above, "%.2f", above / t);
+      std::printf("%-42s %12.2f %9s %9.1f %14.2f %11s\n", describe(r), t, x_above,
+                  full / t, 1e3 * prepare,
+                  r == Rung::full    ? "-"
+                  : std::isnan(even) ? "never"
+                                     : std::to_string(long(even)).c_str());
+      above = t;
     }
   }
-  state.counters["us_per_step"] =
-      1e6 * seconds / (double(state.iterations()) * double(steps));
 }
 
-void full_recompute(benchmark::State &state, std::string const &name)
+// Takes --hst_suite and --hst_operators out of argv; returns the operators.
+std::vector<SuiteOperator> take_operator_flags(int &argc, char *argv[])
 {
-  auto const &p = problem(name);
-  MultiVector x("x", p.A.numCols(), width);
-  run_steps(state, p, [&](ExecutionSpace const &space, int s, MultiVector const &y) {
-    if (s == 0)
-      Kokkos::deep_copy(space, x, 0.0);
-    auto const c = p.step_cols(s);
-    auto const d = p.step_dx(s);
-    Kokkos::parallel_for(
-        "bench::accumulate_x", Kokkos::RangePolicy<ExecutionSpace>(space, 0, c.extent(0)),
-        KOKKOS_LAMBDA(int i) {
-          for (int b = 0; b < width; ++b)
-            x(c(i), b) += d(i, b);
-        });
-    KokkosSparse::spmv("N", 1.0, p.A, x, 0.0, y); // 3.4's spmv takes no instance
-  });
-}
-
-template <class MakeArm>
-void arm(benchmark::State &state, std::string const &name, MakeArm make)
-{
-  auto const &p = problem(name);
-  auto a = make(p);
-  run_steps(state, p, [&](ExecutionSpace const &space, int s, MultiVector const &y) {
-    a.apply_cols(space, p.step_cols(s), p.step_dx(s), y);
-  });
-}
-
-void register_all()
-{
-  for (std::string name : {"grid_2d", "grid_2d_shuffled"})
+  auto scale = hst::workload::SuiteScale::quick;
+  std::vector<std::string> names;
+  int out = 1;
+  for (int i = 1; i < argc; ++i)
   {
-    auto add = [&](std::string const &rung, auto &&fn) {
-      benchmark::RegisterBenchmark(("ladder/" + name + "/" + rung).c_str(), fn)
+    std::string const arg = argv[i];
+    if (arg == "--hst_suite=full")
+      scale = hst::workload::SuiteScale::full;
+    else if (arg == "--hst_suite=quick")
+      scale = hst::workload::SuiteScale::quick;
+    else if (arg.rfind("--hst_operators=", 0) == 0)
+    {
+      std::stringstream list(arg.substr(std::strlen("--hst_operators=")));
+      for (std::string item; std::getline(list, item, ',');)
+        names.push_back(item);
+    }
+    else if (arg.rfind("--hst_", 0) == 0)
+      throw std::invalid_argument("bench_ladder: unknown argument '" + arg +
+                                  "' (--hst_suite=quick|full, --hst_operators=NAME,...)");
+    else
+      argv[out++] = argv[i];
+  }
+  argc = out;
+  std::vector<SuiteOperator> ops;
+  if (names.empty())
+    return hst::workload::operator_suite<Scalar, Ordinal>(scale);
+  for (auto const &name : names)
+    ops.push_back(hst::workload::suite_operator<Scalar, Ordinal>(name));
+  return ops;
+}
+
+void register_all(std::vector<SuiteOperator> const &ops)
+{
+  for (auto const &op : ops)
+  {
+    catalogue[op.name] = op;
+    for (Rung rung : all_rungs())
+      benchmark::RegisterBenchmark(("ladder/" + op.name + "/" + to_string(rung)).c_str(),
+                                   [name = op.name, rung](benchmark::State &s) {
+                                     run_rung_benchmark(s, name, rung);
+                                   })
           ->UseManualTime()
-          ->Unit(benchmark::kMillisecond);
-    };
-    add("full_spmv", [name](benchmark::State &s) { full_recompute(s, name); });
-    add("scatter", [name](benchmark::State &s) {
-      arm(s, name, [](Problem const &p) { return p.op.scatter(width); });
-    });
-    add("exact_set", [name](benchmark::State &s) {
-      arm(s, name, [](Problem const &p) { return p.op.baseline(width); });
-    });
-    add("scheduled", [name](benchmark::State &s) {
-      arm(s, name, [](Problem const &p) { return p.op.session(p.step_cols(0), width); });
-    });
+          ->Unit(benchmark::kMicrosecond);
   }
 }
 
@@ -184,12 +230,24 @@ void register_all()
 int main(int argc, char *argv[])
 {
   Kokkos::ScopeGuard kokkos(argc, argv);
+  try
+  {
+    register_all(take_operator_flags(argc, argv));
+  }
+  catch (std::exception const &e)
+  {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
   benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv))
+    return 2;
   benchmark::AddCustomContext("kokkos_version", std::to_string(KOKKOS_VERSION));
   benchmark::AddCustomContext("execution_space", ExecutionSpace::name());
-  register_all();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  print_table();
+  samples.clear();
   problems.clear();
   return 0;
 }

@@ -20,4 +20,14 @@ mkdir -p "$results"
 
 "$build/examples/delta_apply_demo" | tee "$results/delta_apply_demo.txt"
 
-# Ladder / sweep runs go here, writing into "$results".
+# The ladder on the quick suite (Google Benchmark JSON + a table of medians).
+"$build/perf_tests/bench_ladder" --benchmark_repetitions=3 \
+  --benchmark_out="$results/ladder.json" --benchmark_out_format=json \
+  | tee "$results/ladder.txt"
+
+# The quick sweep: every arm x operator x motion x churn, plus cost growth.
+"$build/perf_tests/hst-sweep" --quick --out "$results" | tee "$results/sweep.txt"
+
+# Debian's interpreter: its python3-matplotlib is not visible to a pyenv/venv python3.
+/usr/bin/python3 scripts/plot_results.py "$results"
+echo "results in $results/"

@@ -1,0 +1,359 @@
+#pragma once
+// What the ladder benchmark and the sweep share: one workload staged on the
+// device with the full recompute's answer, the two rungs that are not HST arms
+// (full recompute and the library slice), and one timed pass of any rung over
+// the staged steps.
+//
+// A pass applies every step to a zeroed y. Step 0 is not timed: it is where
+// an arm compiles its first set (reported as preparation); steps 1..S-1 are
+// timed between fences on the instance, so us/step includes every re-plan
+// and tile compile that the workload causes after the first step. After the
+// pass, y must equal A * (sum of all dx) from the full recompute.
+
+#include <hst/HST.hpp>
+#include <hst/workload/Check.hpp>
+#include <hst/workload/Workload.hpp>
+
+#include <KokkosSparse_CrsMatrix.hpp>
+#include <KokkosSparse_spmv.hpp>
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Timer.hpp>
+#if __has_include(<KokkosSparse_Utils.hpp>)
+#include <KokkosSparse_Utils.hpp> // Kokkos Kernels 4.x: KokkosSparse::Impl::transpose_matrix
+#else
+#include <KokkosKernels_SparseUtils.hpp> // 3.x: KokkosKernels::Impl::transpose_matrix
+#endif
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace hst::bench
+{
+
+using Scalar = double;
+using Ordinal = int;
+using ExecutionSpace = Kokkos::DefaultExecutionSpace;
+using MemorySpace = ExecutionSpace::memory_space;
+using Matrix = KokkosSparse::CrsMatrix<Scalar, Ordinal, ExecutionSpace>;
+using MultiVector = Kokkos::View<Scalar **, Kokkos::LayoutLeft, MemorySpace>;
+
+/// The ladder's rungs, in ladder order (MISSION.md, "What faster means").
+enum class Rung
+{
+  full,      ///< (a) y = A x with KokkosSparse::spmv after accumulating dx into x
+  slice,     ///< (b) cut A[:, S] out of a transposed copy, multiply the slice
+  scatter,   ///< (c) HST direct-scatter arm
+  exact,     ///< (d) HST exact-set arm
+  scheduled, ///< (e) HST scheduled arm
+  adaptive,  ///< (f) HST adaptive session (probe steps included in its time)
+};
+
+inline std::vector<Rung> const &all_rungs()
+{
+  static std::vector<Rung> const rungs = {Rung::full,  Rung::slice,     Rung::scatter,
+                                          Rung::exact, Rung::scheduled, Rung::adaptive};
+  return rungs;
+}
+
+/// The three HST arms: the choices the sweep compares per case (the adaptive
+/// session is measured against the best of them).
+inline std::vector<Rung> const &arm_rungs()
+{
+  static std::vector<Rung> const rungs = {Rung::scatter, Rung::exact, Rung::scheduled};
+  return rungs;
+}
+
+inline char const *to_string(Rung r)
+{
+  switch (r)
+  {
+  case Rung::full:
+    return "full_spmv";
+  case Rung::slice:
+    return "library_slice";
+  case Rung::scatter:
+    return "scatter";
+  case Rung::exact:
+    return "exact_set";
+  case Rung::scheduled:
+    return "scheduled";
+  case Rung::adaptive:
+    return "adaptive";
+  }
+  return "?";
+}
+
+inline char const *describe(Rung r)
+{
+  switch (r)
+  {
+  case Rung::full:
+    return "(a) full recompute (KokkosSparse::spmv)";
+  case Rung::slice:
+    return "(b) library slice A[:,S] + spmv";
+  case Rung::scatter:
+    return "(c) direct scatter";
+  case Rung::exact:
+    return "(d) exact set";
+  case Rung::scheduled:
+    return "(e) scheduled";
+  case Rung::adaptive:
+    return "(f) adaptive (probing included)";
+  }
+  return "?";
+}
+
+/// A workload's steps on the device (cols k x S, dx k x B x S, LayoutLeft so
+/// that one step is a contiguous LayoutLeft block) and the full answer.
+struct Staged
+{
+  Matrix A;
+  int steps = 0;
+  int k = 0;
+  int width = 0;
+  Kokkos::View<Ordinal **, Kokkos::LayoutLeft, MemorySpace> cols;
+  Kokkos::View<Scalar ***, Kokkos::LayoutLeft, MemorySpace> dx;
+  MultiVector y_full;     ///< A * (sum over steps of dx scattered to S_t)
+  double changed_nnz = 0; ///< mean nnz(A[:, S_t]) per step
+  std::size_t max_changed_nnz = 0;
+  double replaced = 0; ///< mean columns replaced per step
+
+  auto step_cols(int s) const { return Kokkos::subview(cols, Kokkos::ALL, s); }
+  auto step_dx(int s) const { return Kokkos::subview(dx, Kokkos::ALL, Kokkos::ALL, s); }
+};
+
+inline Staged stage(Matrix const &A, workload::WorkloadOptions const &options, int steps)
+{
+  if (steps < 2)
+    throw std::invalid_argument("hst::bench::stage: argument 'steps' must be at least 2");
+  workload::Workload<Scalar, Ordinal> w(A, options);
+  Staged p;
+  p.A = A;
+  p.steps = steps;
+  p.k = int(w.columns().size());
+  p.width = options.width;
+  p.cols = decltype(p.cols)("hst::bench::cols", p.k, steps);
+  p.dx = decltype(p.dx)("hst::bench::dx", p.k, p.width, steps);
+  auto cols = Kokkos::create_mirror_view(p.cols);
+  auto dx = Kokkos::create_mirror_view(p.dx);
+
+  auto const entries =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, A.graph.entries);
+  std::vector<std::size_t> column_nnz(std::size_t(A.numCols()), 0);
+  for (std::size_t e = 0; e < entries.extent(0); ++e)
+    ++column_nnz[std::size_t(entries(e))];
+
+  MultiVector x("hst::bench::x", A.numCols(), p.width);
+  auto x_host = Kokkos::create_mirror_view(x);
+  std::int64_t replaced = 0;
+  for (int s = 0; s < steps; ++s)
+  {
+    std::size_t nnz = 0;
+    for (int i = 0; i < p.k; ++i)
+    {
+      Ordinal const c = w.columns()[std::size_t(i)];
+      cols(i, s) = c;
+      nnz += column_nnz[std::size_t(c)];
+      for (int b = 0; b < p.width; ++b)
+      {
+        dx(i, b, s) = w.dx()[std::size_t(i) * std::size_t(p.width) + std::size_t(b)];
+        x_host(c, b) += dx(i, b, s);
+      }
+    }
+    p.changed_nnz += double(nnz) / steps;
+    p.max_changed_nnz = std::max(p.max_changed_nnz, nnz);
+    if (s + 1 < steps)
+    {
+      w.advance();
+      replaced += w.last_replaced();
+    }
+  }
+  p.replaced = double(replaced) / double(steps - 1);
+  Kokkos::deep_copy(p.cols, cols);
+  Kokkos::deep_copy(p.dx, dx);
+  Kokkos::deep_copy(x, x_host);
+  p.y_full = MultiVector("hst::bench::y_full", A.numRows(), p.width);
+  KokkosSparse::spmv("N", 1.0, A, x, 0.0, p.y_full);
+  Kokkos::fence();
+  return p;
+}
+
+/// Rung (a): what a code without HST does each step. dx is accumulated into
+/// x, then y = A x. (Kokkos Kernels 3.4's spmv takes no instance; it runs on
+/// the default instance.)
+class FullRecompute
+{
+public:
+  explicit FullRecompute(Staged const &p)
+      : A_(p.A)
+      , x_("hst::bench::x", p.A.numCols(), p.width)
+  {}
+
+  template <class Cols, class Dx>
+  void apply_cols(ExecutionSpace const &space, Cols const &cols, Dx const &dx,
+                  MultiVector const &y)
+  {
+    auto const x = x_;
+    int const width = int(dx.extent(1));
+    Kokkos::parallel_for(
+        "hst::bench::accumulate_x",
+        Kokkos::RangePolicy<ExecutionSpace>(space, 0, cols.extent(0)),
+        KOKKOS_LAMBDA(int i) {
+          for (int b = 0; b < width; ++b)
+            x(cols(i), b) += dx(i, b);
+        });
+    KokkosSparse::spmv("N", 1.0, A_, x_, 0.0, y);
+  }
+
+private:
+  Matrix A_;
+  MultiVector x_;
+};
+
+/// Rung (b): the best a caller does with library calls alone. A^T is built
+/// once (Kokkos Kernels' transpose); each step the k rows of A^T named by the
+/// set (the columns A[:, S]) are copied into a k x n_rows CRS slice (one
+/// parallel_scan for its row map, one parallel_for for its entries), and
+/// KokkosSparse::spmv("T") adds slice^T dx to y. Buffers are sized once for
+/// the workload's largest slice, so a step allocates nothing.
+class LibrarySlice
+{
+public:
+  LibrarySlice(Staged const &p)
+#if __has_include(<KokkosSparse_Utils.hpp>)
+      : At_(KokkosSparse::Impl::transpose_matrix(p.A))
+#else
+      : At_(KokkosKernels::Impl::transpose_matrix(p.A))
+#endif
+      , n_rows_(p.A.numRows())
+      , row_map_("hst::bench::slice_row_map", std::size_t(p.k) + 1)
+      , entries_("hst::bench::slice_entries", p.max_changed_nnz)
+      , values_("hst::bench::slice_values", p.max_changed_nnz)
+  {}
+
+  template <class Cols, class Dx>
+  void apply_cols(ExecutionSpace const &space, Cols const &cols, Dx const &dx,
+                  MultiVector const &y)
+  {
+    using size_type = Matrix::size_type;
+    auto const at_rows = At_.graph.row_map;
+    auto const at_entries = At_.graph.entries;
+    auto const at_values = At_.values;
+    auto const row_map = row_map_;
+    auto const entries = entries_;
+    auto const values = values_;
+    int const k = int(cols.extent(0));
+    size_type nnz = 0;
+    Kokkos::parallel_scan(
+        "hst::bench::slice_row_map", Kokkos::RangePolicy<ExecutionSpace>(space, 0, k + 1),
+        KOKKOS_LAMBDA(int i, size_type &offset, bool final) {
+          if (final)
+            row_map(i) = offset;
+          if (i < k)
+            offset += at_rows(cols(i) + 1) - at_rows(cols(i));
+        },
+        nnz);
+    Kokkos::parallel_for(
+        "hst::bench::slice_entries", Kokkos::RangePolicy<ExecutionSpace>(space, 0, k),
+        KOKKOS_LAMBDA(int i) {
+          size_type out = row_map(i);
+          for (size_type e = at_rows(cols(i)); e < at_rows(cols(i) + 1); ++e, ++out)
+          {
+            entries(out) = at_entries(e);
+            values(out) = at_values(e);
+          }
+        });
+    auto const used = std::make_pair(size_type(0), nnz);
+    Matrix const slice("slice", Ordinal(k), n_rows_, nnz, Kokkos::subview(values, used),
+                       row_map, Kokkos::subview(entries, used));
+    KokkosSparse::spmv("T", 1.0, slice, dx, 1.0, y);
+  }
+
+private:
+  Matrix At_;
+  Ordinal n_rows_;
+  Kokkos::View<Matrix::size_type *, MemorySpace> row_map_;
+  Kokkos::View<Ordinal *, MemorySpace> entries_;
+  Kokkos::View<Scalar *, MemorySpace> values_;
+};
+
+/// One pass of a rung over a staged workload.
+struct Pass
+{
+  double prepare_seconds = 0; ///< making the rung + its first step (step 0)
+  double us_per_step = 0;     ///< steps 1..S-1
+  double rel_error = 0;       ///< against the full recompute
+};
+
+/// Makes the rung with `make()`, runs every step into `y` (zeroed first),
+/// times it as described at the top of this file and checks the answer.
+template <class Make>
+Pass timed_pass(Staged const &p, Make &&make, MultiVector const &y,
+                ExecutionSpace const &space = {})
+{
+  Pass pass;
+  Kokkos::deep_copy(space, y, 0.0);
+  space.fence();
+  Kokkos::Timer timer;
+  auto rung = make();
+  rung.apply_cols(space, p.step_cols(0), p.step_dx(0), y);
+  space.fence();
+  pass.prepare_seconds = timer.seconds();
+  timer.reset();
+  for (int s = 1; s < p.steps; ++s)
+    rung.apply_cols(space, p.step_cols(s), p.step_dx(s), y);
+  space.fence();
+  pass.us_per_step = 1e6 * timer.seconds() / double(p.steps - 1);
+  pass.rel_error = workload::relative_difference(y, p.y_full);
+  return pass;
+}
+
+using HSTOperator = hst::Operator<Scalar, Ordinal, MemorySpace>;
+
+/// Calls f(make) with a factory for rung r on operator `op`.
+template <class F>
+void with_rung(Rung r, Staged const &p, HSTOperator const &op, F &&f)
+{
+  switch (r)
+  {
+  case Rung::full:
+    return f([&] { return FullRecompute(p); });
+  case Rung::slice:
+    return f([&] { return LibrarySlice(p); });
+  case Rung::scatter:
+    return f([&] { return op.scatter(p.width); });
+  case Rung::exact:
+    return f([&] { return op.baseline(p.width); });
+  case Rung::scheduled:
+    return f([&] { return op.session(p.step_cols(0), p.width); });
+  case Rung::adaptive:
+    return f([&] { return op.adaptive(p.step_cols(0), p.width); });
+  }
+}
+
+/// One pass of rung r; throws std::runtime_error if the answer is wrong.
+inline Pass run_rung(Rung r, Staged const &p, HSTOperator const &op, MultiVector const &y)
+{
+  Pass pass;
+  with_rung(r, p, op, [&](auto make) { pass = timed_pass(p, make, y); });
+  if (!(pass.rel_error <= 1e-12))
+    throw std::runtime_error(std::string("hst::bench: rung ") + to_string(r) +
+                             " differs from the full recompute by " +
+                             std::to_string(pass.rel_error));
+  return pass;
+}
+
+/// Seconds to build the hst::Operator (CSC copy and tile index).
+inline double time_operator_build(Matrix const &A, std::optional<HSTOperator> &op)
+{
+  Kokkos::fence();
+  Kokkos::Timer timer;
+  op.emplace(A);
+  Kokkos::fence();
+  return timer.seconds();
+}
+
+} // namespace hst::bench

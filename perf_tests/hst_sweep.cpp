@@ -1,0 +1,838 @@
+// hst-sweep: every HST arm on every operator of the suite, under each motion
+// and churn, at B = 8 and the default k; plus the cost growth at fixed k and
+// the preparation cost. Prints progress and the summary tables, writes
+// sweep.csv, growth.csv, preparation.csv and sweep.json into --out.
+//
+//   hst-sweep --help
+//
+// Timing (perf_tests/Harness.hpp): each case runs every arm over the same
+// staged steps, R passes, the arms interleaved within each pass round so
+// machine noise hits them alike; the reported us/step is the median pass.
+// Every pass's answer is checked against the full recompute.
+
+#include <hst/workload/Generators.hpp>
+#include <hst/workload/MatrixMarket.hpp>
+#include <hst/workload/Suite.hpp>
+
+#include "Harness.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace
+{
+
+using namespace hst::bench;
+using hst::workload::Motion;
+using SuiteOperator = hst::workload::SuiteOperator<Scalar, Ordinal>;
+
+struct Arguments
+{
+  bool quick = false;
+  bool growth = true;
+  bool list = false;
+  std::string out = "hst-results";
+  std::vector<std::string> operators;
+  std::vector<std::string> mtx;
+  std::vector<Motion> motions = {Motion::drift, Motion::jump, Motion::frozen};
+  std::vector<double> rhos = {0.002, 0.01, 0.05, 0.25};
+  int steps = 200;
+  int repeats = -1; // -1: 3 with --quick, 5 otherwise
+  int width = 8;
+};
+
+constexpr char const *usage =
+    "usage: hst-sweep [--quick] [--out DIR] [--operators NAME,...] [--mtx FILE]...\n"
+    "                 [--motions drift,jump,frozen] [--rho 0.002,0.01,0.05,0.25]\n"
+    "                 [--steps 200] [--repeats R] [--B 8] [--no-growth] [--list]\n"
+    "  --quick       the quick suite (under 2 minutes on 2 cores), 3 passes per arm\n"
+    "  --out DIR     where sweep.csv, sweep.json, preparation.csv, growth.csv and\n"
+    "                sweep-summary.txt go (default hst-results)\n"
+    "  --operators   suite operators by name (see --list) instead of the suite\n"
+    "  --mtx FILE    also measure a Matrix Market file (.mtx or .mtx.gz)\n"
+    "  --repeats R   passes per arm and case, median reported (default 5; 3 quick)\n"
+    "  --no-growth   skip the cost-growth series (1e4 to 1e6 rows at k = 300)\n"
+    "  --list        print the selected operators and exit\n";
+
+[[noreturn]] void usage_error(std::string const &message)
+{
+  std::cerr << "hst-sweep: " << message << "\n" << usage;
+  std::exit(2);
+}
+
+std::vector<std::string> split(std::string const &list)
+{
+  std::vector<std::string> items;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty())
+      items.push_back(item);
+  return items;
+}
+
+double parse_number(std::string const &flag, std::string const &text)
+{
+  char *end = nullptr;
+  double const value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(value))
+    usage_error("argument '" + flag + "' expects a number, got '" + text + "'");
+  return value;
+}
+
+int parse_count(std::string const &flag, std::string const &text, int minimum)
+{
+  double const value = parse_number(flag, text);
+  if (value != std::floor(value) || value < minimum || value > 1e9)
+    usage_error("argument '" + flag + "' expects an integer >= " +
+                std::to_string(minimum) + ", got '" + text + "'");
+  return int(value);
+}
+
+Arguments parse(int argc, char *argv[])
+{
+  Arguments a;
+  for (int i = 1; i < argc; ++i)
+  {
+    std::string const flag = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc)
+        usage_error("argument '" + flag + "' needs a value");
+      return argv[++i];
+    };
+    if (flag.rfind("--kokkos", 0) == 0)
+      continue; // Kokkos' own arguments, read by Kokkos::initialize
+    else if (flag == "--help" || flag == "-h")
+    {
+      std::cout << usage;
+      std::exit(0);
+    }
+    else if (flag == "--quick")
+      a.quick = true;
+    else if (flag == "--no-growth")
+      a.growth = false;
+    else if (flag == "--list")
+      a.list = true;
+    else if (flag == "--out")
+      a.out = value();
+    else if (flag == "--operators")
+      a.operators = split(value());
+    else if (flag == "--mtx")
+      a.mtx.push_back(value());
+    else if (flag == "--motions")
+    {
+      a.motions.clear();
+      for (auto const &m : split(value()))
+      {
+        if (m == "drift")
+          a.motions.push_back(Motion::drift);
+        else if (m == "jump")
+          a.motions.push_back(Motion::jump);
+        else if (m == "frozen")
+          a.motions.push_back(Motion::frozen);
+        else
+          usage_error("argument '--motions': unknown motion '" + m +
+                      "' (drift, jump, frozen)");
+      }
+    }
+    else if (flag == "--rho")
+    {
+      a.rhos.clear();
+      for (auto const &r : split(value()))
+      {
+        double const rho = parse_number(flag, r);
+        if (!(rho >= 0 && rho <= 1))
+          usage_error("argument '--rho' must lie in [0, 1], got " + r);
+        a.rhos.push_back(rho);
+      }
+    }
+    else if (flag == "--steps")
+      a.steps = parse_count(flag, value(), 2);
+    else if (flag == "--repeats")
+      a.repeats = parse_count(flag, value(), 1);
+    else if (flag == "--B")
+      a.width = parse_count(flag, value(), 1);
+    else
+      usage_error("unknown argument '" + flag + "'");
+  }
+  if (a.repeats < 0)
+    a.repeats = a.quick ? 3 : 5;
+  if (a.motions.empty() || a.rhos.empty())
+    usage_error("'--motions' and '--rho' need at least one value");
+  return a;
+}
+
+double median(std::vector<double> v)
+{
+  std::sort(v.begin(), v.end());
+  std::size_t const n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double geomean(std::vector<double> const &v)
+{
+  double log_sum = 0;
+  for (double x : v)
+    log_sum += std::log(x);
+  return v.empty() ? std::nan("") : std::exp(log_sum / double(v.size()));
+}
+
+std::string fixed(double x, int digits)
+{
+  if (std::isnan(x))
+    return "-";
+  if (std::isinf(x))
+    return "never";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, x);
+  return buffer;
+}
+
+// A text table whose columns are as wide as their widest cell.
+class Table
+{
+public:
+  explicit Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(std::ostream &out) const
+  {
+    std::vector<std::size_t> width(rows_[0].size(), 0);
+    for (auto const &row : rows_)
+      for (std::size_t c = 0; c < row.size(); ++c)
+        width[c] = std::max(width[c], row[c].size());
+    for (std::size_t r = 0; r < rows_.size(); ++r)
+    {
+      for (std::size_t c = 0; c < rows_[r].size(); ++c)
+      {
+        auto const &cell = rows_[r][c];
+        std::string const pad(width[c] - cell.size(), ' ');
+        out << (c == 0 ? cell + pad : "  " + pad + cell);
+      }
+      out << "\n";
+      if (r == 0)
+      {
+        std::size_t total = 0;
+        for (auto w : width)
+          total += w + 2;
+        out << std::string(total - 2, '-') << "\n";
+      }
+    }
+  }
+
+private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Everything measured on one operator under one motion and churn.
+struct Case
+{
+  std::string op;
+  std::string family;
+  Motion motion;
+  double rho;
+  int k;
+  double changed_nnz;
+  double replaced;
+  std::map<Rung, double> us; // median us/step per arm
+  std::map<Rung, double> rel_error;
+
+  /// The fastest of the three arms (the adaptive session is not a choice).
+  Rung best() const
+  {
+    Rung best = arm_rungs().front();
+    for (Rung arm : arm_rungs())
+      if (us.at(arm) < us.at(best))
+        best = arm;
+    return best;
+  }
+};
+
+struct OperatorInfo
+{
+  std::string name;
+  std::string family;
+  bool shuffled = false;
+  std::int64_t rows = 0, cols = 0, nnz = 0;
+  double generate_seconds = 0;
+  double operator_seconds = 0; // hst::Operator: CSC copy + tile index
+  hst::TileStats tiles;
+  double full_us = 0;                   // rung (a), us/step
+  std::map<Rung, double> arm_prepare_s; // making the arm + its first step
+};
+
+struct GrowthPoint
+{
+  std::string op;
+  std::int64_t rows = 0;
+  int k = 0;
+  double changed_nnz = 0;
+  std::map<Rung, double> us;
+};
+
+// The sweep's operators: the suite (or the named ones) plus Matrix Market files.
+std::vector<SuiteOperator> select_operators(Arguments const &a)
+{
+  std::vector<SuiteOperator> ops;
+  if (a.operators.empty())
+    ops = hst::workload::operator_suite<Scalar, Ordinal>(
+        a.quick ? hst::workload::SuiteScale::quick : hst::workload::SuiteScale::full);
+  for (auto const &name : a.operators)
+  {
+    try
+    {
+      ops.push_back(hst::workload::suite_operator<Scalar, Ordinal>(name));
+    }
+    catch (std::invalid_argument const &e)
+    {
+      usage_error(e.what());
+    }
+  }
+  for (auto const &path : a.mtx)
+  {
+    SuiteOperator op;
+    op.name = std::filesystem::path(path).filename().string();
+    op.family = "matrix_market";
+    op.rows = -1;
+    op.shuffled = false;
+    op.build = [path] {
+      return hst::workload::read_matrix_market<Scalar, Ordinal>(path);
+    };
+    ops.push_back(std::move(op));
+  }
+  return ops;
+}
+
+// Builds A and its hst::Operator, timing both.
+Matrix build(SuiteOperator const &entry, OperatorInfo &info,
+             std::optional<HSTOperator> &op)
+{
+  auto const start = std::chrono::steady_clock::now();
+  auto const A = hst::workload::to_crs<Matrix>(entry.build());
+  info.generate_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  info.name = entry.name;
+  info.family = entry.family;
+  info.shuffled = entry.shuffled;
+  info.rows = A.numRows();
+  info.cols = A.numCols();
+  info.nnz = std::int64_t(A.nnz());
+  info.operator_seconds = time_operator_build(A, op);
+  info.tiles = op->tile_stats();
+  return A;
+}
+
+// What the sweep measures per case: the three arms and the adaptive session.
+std::vector<Rung> const &measured_rungs()
+{
+  static std::vector<Rung> const rungs = {Rung::scatter, Rung::exact, Rung::scheduled,
+                                          Rung::adaptive};
+  return rungs;
+}
+
+// Median us/step of each measured rung over `repeats` interleaved passes.
+std::map<Rung, double> measure_arms(Staged const &p, HSTOperator const &op, int repeats,
+                                    std::map<Rung, double> *rel_error,
+                                    std::map<Rung, double> *prepare_s)
+{
+  MultiVector y("hst::sweep::y", p.A.numRows(), p.width);
+  std::map<Rung, std::vector<double>> us, prep;
+  for (int r = 0; r < repeats; ++r)
+    for (Rung arm : measured_rungs())
+    {
+      Pass const pass = run_rung(arm, p, op, y);
+      us[arm].push_back(pass.us_per_step);
+      prep[arm].push_back(pass.prepare_seconds);
+      if (rel_error)
+        (*rel_error)[arm] = std::max((*rel_error)[arm], pass.rel_error);
+    }
+  std::map<Rung, double> result;
+  for (auto const &[arm, v] : us)
+    result[arm] = median(v);
+  if (prepare_s)
+    for (auto const &[arm, v] : prep)
+      (*prepare_s)[arm] = median(v);
+  return result;
+}
+
+hst::workload::WorkloadOptions workload_options(Motion m, double rho, int width,
+                                                std::int64_t k = -1)
+{
+  hst::workload::WorkloadOptions w;
+  w.motion = m;
+  w.churn = rho;
+  w.width = width;
+  w.k = k;
+  w.seed = 20261202;
+  return w;
+}
+
+std::string arm_list(std::map<Rung, double> const &us)
+{
+  std::string s;
+  for (auto const &[arm, t] : us)
+    s += std::string("  ") + to_string(arm) + " " + fixed(t, 2);
+  return s;
+}
+
+// Steps after which preparation has paid for itself against full recompute.
+double break_even(double prepare_s, double arm_us, double full_us)
+{
+  return full_us > arm_us ? std::ceil(1e6 * prepare_s / (full_us - arm_us))
+                          : std::numeric_limits<double>::infinity();
+}
+
+// The adaptive session (probe steps included) against each case's best arm.
+void print_adaptive(std::ostream &out, std::vector<Case> const &cases,
+                    std::vector<std::pair<Motion, double>> const &groups)
+{
+  out << "\nAdaptive session vs the best arm of each case (t_best / t_adaptive, probing "
+         "included)\n";
+  Table t({"motion", "rho", "n", "geomean", "min", ">= 0.9"});
+  std::vector<double> all;
+  double frozen_min = std::numeric_limits<double>::infinity();
+  for (auto const &[motion, rho] : groups)
+  {
+    std::vector<double> ratios;
+    for (auto const &c : cases)
+      if (c.motion == motion && c.rho == rho)
+        ratios.push_back(c.us.at(c.best()) / c.us.at(Rung::adaptive));
+    if (motion == Motion::frozen)
+      for (double r : ratios)
+        frozen_min = std::min(frozen_min, r);
+    all.insert(all.end(), ratios.begin(), ratios.end());
+    auto const good =
+        std::count_if(ratios.begin(), ratios.end(), [](double r) { return r >= 0.9; });
+    t.add({hst::workload::to_string(motion), fixed(rho, 3), std::to_string(ratios.size()),
+           fixed(geomean(ratios), 3),
+           fixed(*std::min_element(ratios.begin(), ratios.end()), 3),
+           std::to_string(good) + "/" + std::to_string(ratios.size())});
+  }
+  t.print(out);
+  auto const good =
+      std::count_if(all.begin(), all.end(), [](double r) { return r >= 0.9; });
+  out << "  all cases: " << good << "/" << all.size() << " ("
+      << fixed(100.0 * double(good) / double(all.size()), 1)
+      << "%) at >= 0.9x the best arm, geomean " << fixed(geomean(all), 3) << ", min "
+      << fixed(*std::min_element(all.begin(), all.end()), 3);
+  if (std::isfinite(frozen_min))
+    out << ", frozen min " << fixed(frozen_min, 3);
+  out << "\n";
+}
+
+void print_summary(std::ostream &out, std::vector<Case> const &cases,
+                   std::vector<OperatorInfo> const &infos)
+{
+  std::map<std::string, double> full_us;
+  for (auto const &info : infos)
+    full_us[info.name] = info.full_us;
+  auto const &arms = arm_rungs();
+
+  out << "\nSpeedups, geomean over operators (t_right / t_left: >1 means the left arm "
+         "is faster)\n";
+  std::vector<std::string> header = {"motion", "rho", "n"};
+  std::vector<std::pair<Rung, Rung>> pairs;
+  for (std::size_t i = 0; i < arms.size(); ++i)
+    for (std::size_t j = i + 1; j < arms.size(); ++j)
+    {
+      pairs.emplace_back(arms[j], arms[i]);
+      header.push_back(std::string(to_string(arms[j])) + "/" + to_string(arms[i]));
+    }
+  header.push_back("best/full");
+  for (Rung arm : arms)
+    header.push_back(std::string("wins ") + to_string(arm));
+  Table speed(header);
+
+  std::vector<std::string> regret_header = {"motion", "rho"};
+  for (Rung arm : arms)
+    regret_header.push_back(to_string(arm));
+  Table worst(regret_header);
+
+  std::map<Rung, double> overall_worst;
+  std::map<Rung, std::string> overall_where;
+  std::vector<std::pair<Motion, double>> groups;
+  for (auto const &c : cases)
+    if (std::find(groups.begin(), groups.end(), std::make_pair(c.motion, c.rho)) ==
+        groups.end())
+      groups.emplace_back(c.motion, c.rho);
+  for (auto const &[motion, rho] : groups)
+  {
+    std::vector<Case const *> group;
+    for (auto const &c : cases)
+      if (c.motion == motion && c.rho == rho)
+        group.push_back(&c);
+    std::vector<std::string> row = {hst::workload::to_string(motion), fixed(rho, 3),
+                                    std::to_string(group.size())};
+    for (auto const &[left, right] : pairs)
+    {
+      std::vector<double> ratios;
+      for (auto const *c : group)
+        ratios.push_back(c->us.at(right) / c->us.at(left));
+      row.push_back(fixed(geomean(ratios), 2));
+    }
+    std::vector<double> best_vs_full;
+    std::map<Rung, int> wins;
+    std::map<Rung, double> loss;
+    for (auto const *c : group)
+    {
+      Rung const best = c->best();
+      best_vs_full.push_back(full_us.at(c->op) / c->us.at(best));
+      ++wins[best];
+      for (Rung arm : arms)
+      {
+        double const l = c->us.at(arm) / c->us.at(best);
+        loss[arm] = std::max(loss[arm], l);
+        if (l > overall_worst[arm])
+        {
+          overall_worst[arm] = l;
+          overall_where[arm] =
+              c->op + " " + hst::workload::to_string(motion) + " rho " + fixed(rho, 3);
+        }
+      }
+    }
+    row.push_back(fixed(geomean(best_vs_full), 1));
+    for (Rung arm : arms)
+      row.push_back(std::to_string(wins[arm]));
+    speed.add(row);
+    std::vector<std::string> wrow = {hst::workload::to_string(motion), fixed(rho, 3)};
+    for (Rung arm : arms)
+      wrow.push_back(fixed(loss[arm], 2) + "x");
+    worst.add(wrow);
+  }
+  speed.print(out);
+  print_adaptive(out, cases, groups);
+  out << "\nWorst case of a fixed choice: max over operators of t_arm / t_best\n";
+  worst.print(out);
+  for (Rung arm : arms)
+    out << "  always " << to_string(arm) << ": worst " << fixed(overall_worst[arm], 2)
+        << "x slower than the best arm (" << overall_where[arm] << ")\n";
+}
+
+void print_preparation(std::ostream &out, std::vector<OperatorInfo> const &infos,
+                       std::vector<Case> const &cases)
+{
+  out << "\nPreparation (hst::Operator build = CSC + tile index; arm = make + first "
+         "step, drift rho 0.01) and break-even steps vs full recompute\n";
+  std::vector<std::string> header = {"operator", "rows",        "nnz",         "tiles",
+                                     "nnz/tile", "operator ms", "full us/step"};
+  for (Rung arm : measured_rungs())
+    header.push_back(std::string(to_string(arm)) + " ms / break-even");
+  Table t(header);
+  for (auto const &info : infos)
+  {
+    Case const *ref = nullptr;
+    for (auto const &c : cases)
+      if (c.op == info.name && (!ref || (c.motion == Motion::drift && c.rho == 0.01)))
+        ref = &c;
+    std::vector<std::string> row = {info.name,
+                                    std::to_string(info.rows),
+                                    std::to_string(info.nnz),
+                                    std::to_string(info.tiles.tiles),
+                                    fixed(info.tiles.mean_tile_nnz, 1),
+                                    fixed(1e3 * info.operator_seconds, 1),
+                                    fixed(info.full_us, 1)};
+    for (Rung arm : measured_rungs())
+    {
+      if (!ref || !info.arm_prepare_s.count(arm))
+      {
+        row.push_back("-");
+        continue;
+      }
+      double const prep = info.operator_seconds + info.arm_prepare_s.at(arm);
+      row.push_back(fixed(1e3 * info.arm_prepare_s.at(arm), 2) + " / " +
+                    fixed(break_even(prep, ref->us.at(arm), info.full_us), 0));
+    }
+    t.add(row);
+  }
+  t.print(out);
+}
+
+// Least-squares slope of log(us) against log(rows).
+double log_slope(std::vector<GrowthPoint> const &points, Rung arm)
+{
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  double const n = double(points.size());
+  for (auto const &p : points)
+  {
+    double const x = std::log(double(p.rows)), y = std::log(p.us.at(arm));
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  return (n * sxy - sx * sy) / (n * sxx - sx * sx);
+}
+
+void print_growth(std::ostream &out, std::vector<GrowthPoint> const &points)
+{
+  if (points.size() < 2)
+    return;
+  out << "\nCost growth at fixed k = " << points.front().k
+      << " (drift, rho 0.01): us/step vs rows\n";
+  std::vector<std::string> header = {"operator", "rows", "nnz(A[:,S])"};
+  for (Rung arm : measured_rungs())
+    header.push_back(to_string(arm));
+  Table t(header);
+  for (auto const &p : points)
+  {
+    std::vector<std::string> row = {p.op, std::to_string(p.rows),
+                                    fixed(p.changed_nnz, 0)};
+    for (Rung arm : measured_rungs())
+      row.push_back(fixed(p.us.at(arm), 2));
+    t.add(row);
+  }
+  std::vector<std::string> slope = {"log-log slope", "", ""};
+  std::vector<std::string> spread = {"max/min", "", ""};
+  for (Rung arm : measured_rungs())
+  {
+    double lo = std::numeric_limits<double>::infinity(), hi = 0;
+    for (auto const &p : points)
+    {
+      lo = std::min(lo, p.us.at(arm));
+      hi = std::max(hi, p.us.at(arm));
+    }
+    slope.push_back(fixed(log_slope(points, arm), 3));
+    spread.push_back(fixed(hi / lo, 2));
+  }
+  t.add(slope);
+  t.add(spread);
+  t.print(out);
+}
+
+std::string json_string(std::string const &s)
+{
+  std::string out = "\"";
+  for (char c : s)
+  {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string json_number(double x)
+{
+  if (!std::isfinite(x))
+    return "null";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.6g", x);
+  return buffer;
+}
+
+void write_outputs(Arguments const &a, std::vector<OperatorInfo> const &infos,
+                   std::vector<Case> const &cases, std::vector<GrowthPoint> const &growth)
+{
+  namespace fs = std::filesystem;
+  fs::create_directories(a.out);
+  std::ofstream csv(fs::path(a.out) / "sweep.csv");
+  csv << "operator,family,motion,rho,k,changed_nnz,replaced_per_step,arm,us_per_step,"
+         "rel_error\n";
+  for (auto const &c : cases)
+    for (auto const &[arm, us] : c.us)
+      csv << c.op << ',' << c.family << ',' << hst::workload::to_string(c.motion) << ','
+          << c.rho << ',' << c.k << ',' << c.changed_nnz << ',' << c.replaced << ','
+          << to_string(arm) << ',' << us << ',' << c.rel_error.at(arm) << '\n';
+
+  std::ofstream prep(fs::path(a.out) / "preparation.csv");
+  prep << "operator,family,shuffled,rows,cols,nnz,tiles,mean_tile_nnz,generate_s,"
+          "operator_s,full_us_per_step";
+  for (Rung arm : measured_rungs())
+    prep << ',' << to_string(arm) << "_prepare_s";
+  prep << '\n';
+  for (auto const &i : infos)
+  {
+    prep << i.name << ',' << i.family << ',' << i.shuffled << ',' << i.rows << ','
+         << i.cols << ',' << i.nnz << ',' << i.tiles.tiles << ',' << i.tiles.mean_tile_nnz
+         << ',' << i.generate_seconds << ',' << i.operator_seconds << ',' << i.full_us;
+    for (Rung arm : measured_rungs())
+      prep << ','
+           << (i.arm_prepare_s.count(arm) ? i.arm_prepare_s.at(arm) : std::nan(""));
+    prep << '\n';
+  }
+
+  std::ofstream gcsv(fs::path(a.out) / "growth.csv");
+  gcsv << "operator,rows,k,changed_nnz,arm,us_per_step\n";
+  for (auto const &g : growth)
+    for (auto const &[arm, us] : g.us)
+      gcsv << g.op << ',' << g.rows << ',' << g.k << ',' << g.changed_nnz << ','
+           << to_string(arm) << ',' << us << '\n';
+
+  std::ofstream json(fs::path(a.out) / "sweep.json");
+  json << "{\n  \"context\": {\"kokkos_version\": " << KOKKOS_VERSION
+       << ", \"execution_space\": " << json_string(ExecutionSpace::name())
+       << ", \"concurrency\": " << hst::kokkos_ext::concurrency(ExecutionSpace{})
+       << ", \"B\": " << a.width << ", \"steps\": " << a.steps
+       << ", \"repeats\": " << a.repeats
+       << ", \"quick\": " << (a.quick ? "true" : "false") << "},\n  \"operators\": [";
+  for (std::size_t i = 0; i < infos.size(); ++i)
+  {
+    auto const &o = infos[i];
+    json << (i ? "," : "") << "\n    {\"name\": " << json_string(o.name)
+         << ", \"family\": " << json_string(o.family)
+         << ", \"shuffled\": " << (o.shuffled ? "true" : "false")
+         << ", \"rows\": " << o.rows << ", \"cols\": " << o.cols << ", \"nnz\": " << o.nnz
+         << ", \"tiles\": " << o.tiles.tiles
+         << ", \"operator_s\": " << json_number(o.operator_seconds)
+         << ", \"full_us_per_step\": " << json_number(o.full_us) << ", \"prepare_s\": {";
+    bool first = true;
+    for (auto const &[arm, s] : o.arm_prepare_s)
+    {
+      json << (first ? "" : ", ") << json_string(to_string(arm)) << ": "
+           << json_number(s);
+      first = false;
+    }
+    json << "}}";
+  }
+  json << "\n  ],\n  \"cases\": [";
+  for (std::size_t i = 0; i < cases.size(); ++i)
+  {
+    auto const &c = cases[i];
+    json << (i ? "," : "") << "\n    {\"operator\": " << json_string(c.op)
+         << ", \"family\": " << json_string(c.family)
+         << ", \"motion\": " << json_string(hst::workload::to_string(c.motion))
+         << ", \"rho\": " << json_number(c.rho) << ", \"k\": " << c.k
+         << ", \"changed_nnz\": " << json_number(c.changed_nnz)
+         << ", \"best\": " << json_string(to_string(c.best())) << ", \"us_per_step\": {";
+    bool first = true;
+    for (auto const &[arm, us] : c.us)
+    {
+      json << (first ? "" : ", ") << json_string(to_string(arm)) << ": "
+           << json_number(us);
+      first = false;
+    }
+    json << "}}";
+  }
+  json << "\n  ],\n  \"growth\": [";
+  for (std::size_t i = 0; i < growth.size(); ++i)
+  {
+    auto const &g = growth[i];
+    json << (i ? "," : "") << "\n    {\"operator\": " << json_string(g.op)
+         << ", \"rows\": " << g.rows << ", \"k\": " << g.k
+         << ", \"changed_nnz\": " << json_number(g.changed_nnz) << ", \"us_per_step\": {";
+    bool first = true;
+    for (auto const &[arm, us] : g.us)
+    {
+      json << (first ? "" : ", ") << json_string(to_string(arm)) << ": "
+           << json_number(us);
+      first = false;
+    }
+    json << "}}";
+  }
+  json << "\n  ]\n}\n";
+}
+
+int run(Arguments const &a)
+{
+  auto const operators = select_operators(a);
+  if (a.list)
+  {
+    for (auto const &op : operators)
+      std::cout << op.name << "  " << op.family << "  " << op.rows << " rows"
+                << (op.shuffled ? "  shuffled" : "") << "\n";
+    return 0;
+  }
+  auto const start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  std::cout << "hst-sweep: " << operators.size() << " operators x " << a.motions.size()
+            << " motions x " << a.rhos.size() << " churn values, B = " << a.width << ", "
+            << a.steps << " steps, median of " << a.repeats << " passes, "
+            << ExecutionSpace::name() << " with "
+            << hst::kokkos_ext::concurrency(ExecutionSpace{}) << " thread(s)\n";
+
+  std::vector<OperatorInfo> infos;
+  std::vector<Case> cases;
+  for (std::size_t i = 0; i < operators.size(); ++i)
+  {
+    OperatorInfo info;
+    std::optional<HSTOperator> op;
+    auto const A = build(operators[i], info, op);
+    std::cout << "[" << i + 1 << "/" << operators.size() << " " << fixed(elapsed(), 0)
+              << " s] " << info.name << ": " << info.rows << " x " << info.cols << ", "
+              << info.nnz << " nnz, " << info.tiles.tiles << " tiles ("
+              << fixed(info.tiles.mean_tile_nnz, 1) << " nnz/tile), operator built in "
+              << fixed(1e3 * info.operator_seconds, 1) << " ms\n";
+    {
+      auto const p = stage(A, workload_options(Motion::drift, 0.01, a.width), a.steps);
+      MultiVector y("hst::sweep::y", A.numRows(), a.width);
+      info.full_us = run_rung(Rung::full, p, *op, y).us_per_step;
+      std::cout << "    full recompute " << fixed(info.full_us, 1) << " us/step\n";
+    }
+    for (Motion motion : a.motions)
+      for (double rho : a.rhos)
+      {
+        auto const p = stage(A, workload_options(motion, rho, a.width), a.steps);
+        Case c{info.name,     info.family, motion, rho, p.k,
+               p.changed_nnz, p.replaced,  {},     {}};
+        bool const reference = motion == Motion::drift && rho == 0.01;
+        c.us = measure_arms(p, *op, a.repeats, &c.rel_error,
+                            reference || info.arm_prepare_s.empty() ? &info.arm_prepare_s
+                                                                    : nullptr);
+        std::cout << "    " << hst::workload::to_string(motion) << " rho "
+                  << fixed(rho, 3) << " k " << c.k << ":" << arm_list(c.us)
+                  << "  us/step, best " << to_string(c.best()) << std::endl;
+        cases.push_back(std::move(c));
+      }
+    infos.push_back(std::move(info));
+  }
+
+  std::vector<GrowthPoint> growth;
+  if (a.growth && a.operators.empty() && a.mtx.empty())
+  {
+    std::cout << "cost growth at fixed k = 300:\n";
+    for (auto const &entry : hst::workload::growth_series<Scalar, Ordinal>())
+    {
+      OperatorInfo info;
+      std::optional<HSTOperator> op;
+      auto const A = build(entry, info, op);
+      auto const p =
+          stage(A, workload_options(Motion::drift, 0.01, a.width, 300), a.steps);
+      GrowthPoint g{entry.name, info.rows, p.k, p.changed_nnz, {}};
+      g.us = measure_arms(p, *op, a.repeats, nullptr, nullptr);
+      std::cout << "    " << g.op << " (" << g.rows << " rows):" << arm_list(g.us)
+                << "  us/step" << std::endl;
+      growth.push_back(std::move(g));
+    }
+  }
+
+  std::ostringstream summary;
+  print_summary(summary, cases, infos);
+  print_preparation(summary, infos, cases);
+  print_growth(summary, growth);
+  std::cout << summary.str();
+  write_outputs(a, infos, cases, growth);
+  std::ofstream(std::filesystem::path(a.out) / "sweep-summary.txt") << summary.str();
+  std::cout << "\nwrote " << a.out << "/{sweep.csv,sweep.json,preparation.csv,growth.csv,"
+            << "sweep-summary.txt} in " << fixed(elapsed(), 0) << " s\n";
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char *argv[])
+{
+  auto const arguments = parse(argc, argv); // before Kokkos, which answers --help itself
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  try
+  {
+    return run(arguments);
+  }
+  catch (std::exception const &e)
+  {
+    std::cerr << "hst-sweep: " << e.what() << "\n";
+    return 1;
+  }
+}
