@@ -125,20 +125,26 @@ struct Staged
   auto step_dx(int s) const { return Kokkos::subview(dx, Kokkos::ALL, Kokkos::ALL, s); }
 };
 
-inline Staged stage(Matrix const &A, workload::WorkloadOptions const &options, int steps)
+/// One stretch of a staged workload: `steps` steps of one Workload.
+struct Phase
 {
-  if (steps < 2)
-    throw std::invalid_argument("hst::bench::stage: argument 'steps' must be at least 2");
-  workload::Workload<Scalar, Ordinal> w(A, options);
+  workload::WorkloadOptions options;
+  int steps = 0;
+};
+
+/// Stages the phases one after another (each from its own Workload, so the
+/// set jumps where a phase begins); all phases must share k and B.
+inline Staged stage(Matrix const &A, std::vector<Phase> const &phases)
+{
+  int steps = 0;
+  for (auto const &phase : phases)
+    steps += phase.steps;
+  if (phases.empty() || steps < 2)
+    throw std::invalid_argument("hst::bench::stage: the phases need at least 2 steps");
   Staged p;
   p.A = A;
   p.steps = steps;
-  p.k = int(w.columns().size());
-  p.width = options.width;
-  p.cols = decltype(p.cols)("hst::bench::cols", p.k, steps);
-  p.dx = decltype(p.dx)("hst::bench::dx", p.k, p.width, steps);
-  auto cols = Kokkos::create_mirror_view(p.cols);
-  auto dx = Kokkos::create_mirror_view(p.dx);
+  p.width = phases.front().options.width;
 
   auto const entries =
       Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, A.graph.entries);
@@ -148,27 +154,46 @@ inline Staged stage(Matrix const &A, workload::WorkloadOptions const &options, i
 
   MultiVector x("hst::bench::x", A.numCols(), p.width);
   auto x_host = Kokkos::create_mirror_view(x);
+  decltype(Kokkos::create_mirror_view(p.cols)) cols;
+  decltype(Kokkos::create_mirror_view(p.dx)) dx;
   std::int64_t replaced = 0;
-  for (int s = 0; s < steps; ++s)
+  int s = 0;
+  for (auto const &phase : phases)
   {
-    std::size_t nnz = 0;
-    for (int i = 0; i < p.k; ++i)
+    if (phase.options.width != p.width)
+      throw std::invalid_argument("hst::bench::stage: the phases differ in B");
+    workload::Workload<Scalar, Ordinal> w(A, phase.options);
+    if (s == 0)
     {
-      Ordinal const c = w.columns()[std::size_t(i)];
-      cols(i, s) = c;
-      nnz += column_nnz[std::size_t(c)];
-      for (int b = 0; b < p.width; ++b)
-      {
-        dx(i, b, s) = w.dx()[std::size_t(i) * std::size_t(p.width) + std::size_t(b)];
-        x_host(c, b) += dx(i, b, s);
-      }
+      p.k = int(w.columns().size());
+      p.cols = decltype(p.cols)("hst::bench::cols", p.k, steps);
+      p.dx = decltype(p.dx)("hst::bench::dx", p.k, p.width, steps);
+      cols = Kokkos::create_mirror_view(p.cols);
+      dx = Kokkos::create_mirror_view(p.dx);
     }
-    p.changed_nnz += double(nnz) / steps;
-    p.max_changed_nnz = std::max(p.max_changed_nnz, nnz);
-    if (s + 1 < steps)
+    else if (int(w.columns().size()) != p.k)
+      throw std::invalid_argument("hst::bench::stage: the phases differ in k");
+    for (int t = 0; t < phase.steps; ++t, ++s)
     {
-      w.advance();
-      replaced += w.last_replaced();
+      std::size_t nnz = 0;
+      for (int i = 0; i < p.k; ++i)
+      {
+        Ordinal const c = w.columns()[std::size_t(i)];
+        cols(i, s) = c;
+        nnz += column_nnz[std::size_t(c)];
+        for (int b = 0; b < p.width; ++b)
+        {
+          dx(i, b, s) = w.dx()[std::size_t(i) * std::size_t(p.width) + std::size_t(b)];
+          x_host(c, b) += dx(i, b, s);
+        }
+      }
+      p.changed_nnz += double(nnz) / steps;
+      p.max_changed_nnz = std::max(p.max_changed_nnz, nnz);
+      if (t + 1 < phase.steps)
+      {
+        w.advance();
+        replaced += w.last_replaced();
+      }
     }
   }
   p.replaced = double(replaced) / double(steps - 1);
@@ -179,6 +204,11 @@ inline Staged stage(Matrix const &A, workload::WorkloadOptions const &options, i
   KokkosSparse::spmv("N", 1.0, A, x, 0.0, p.y_full);
   Kokkos::fence();
   return p;
+}
+
+inline Staged stage(Matrix const &A, workload::WorkloadOptions const &options, int steps)
+{
+  return stage(A, std::vector<Phase>{{options, steps}});
 }
 
 /// Rung (a): what a code without HST does each step. dx is accumulated into
@@ -283,32 +313,45 @@ private:
 /// One pass of a rung over a staged workload.
 struct Pass
 {
-  double prepare_seconds = 0; ///< making the rung + its first step (step 0)
-  double us_per_step = 0;     ///< steps 1..S-1
+  double prepare_seconds = 0; ///< making the rung + its untimed first steps
+  double us_per_step = 0;     ///< the timed steps
   double rel_error = 0;       ///< against the full recompute
 };
 
 /// Makes the rung with `make()`, runs every step into `y` (zeroed first),
-/// times it as described at the top of this file and checks the answer.
-template <class Make>
-Pass timed_pass(Staged const &p, Make &&make, MultiVector const &y,
-                ExecutionSpace const &space = {})
+/// times steps `untimed`..S-1 as described at the top of this file (untimed =
+/// 1: step 0 is preparation) and checks the answer. `after(rung)` sees the
+/// rung before it is destroyed.
+template <class Make, class After>
+Pass timed_pass(Staged const &p, Make &&make, MultiVector const &y, int untimed,
+                After &&after, ExecutionSpace const &space = {})
 {
+  if (untimed < 1 || untimed >= p.steps)
+    throw std::invalid_argument(
+        "hst::bench::timed_pass: 'untimed' must lie in [1, steps)");
   Pass pass;
   Kokkos::deep_copy(space, y, 0.0);
   space.fence();
   Kokkos::Timer timer;
   auto rung = make();
-  rung.apply_cols(space, p.step_cols(0), p.step_dx(0), y);
+  for (int s = 0; s < untimed; ++s)
+    rung.apply_cols(space, p.step_cols(s), p.step_dx(s), y);
   space.fence();
   pass.prepare_seconds = timer.seconds();
   timer.reset();
-  for (int s = 1; s < p.steps; ++s)
+  for (int s = untimed; s < p.steps; ++s)
     rung.apply_cols(space, p.step_cols(s), p.step_dx(s), y);
   space.fence();
-  pass.us_per_step = 1e6 * timer.seconds() / double(p.steps - 1);
+  pass.us_per_step = 1e6 * timer.seconds() / double(p.steps - untimed);
   pass.rel_error = workload::relative_difference(y, p.y_full);
+  after(rung);
   return pass;
+}
+
+template <class Make>
+Pass timed_pass(Staged const &p, Make &&make, MultiVector const &y)
+{
+  return timed_pass(p, make, y, 1, [](auto const &) {});
 }
 
 using HSTOperator = hst::Operator<Scalar, Ordinal, MemorySpace>;
