@@ -5,6 +5,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <string>
+#include <type_traits>
 
 namespace hst::detail
 {
@@ -39,8 +40,18 @@ struct ExactSetFunctor
         for (int b = 0; b < W; ++b)
           sum[b] += v * dx(i, b);
       }
-      for (int b = 0; b < W; ++b)
-        y(r, b) += sum[b];
+      if constexpr (std::is_same_v<typename Y::array_layout, Kokkos::LayoutRight>)
+      {
+        // A contiguous row of y: all loads, then all stores (vectorises).
+        auto *const row = &y(r, 0);
+        for (int b = 0; b < W; ++b)
+          sum[b] += row[b];
+        for (int b = 0; b < W; ++b)
+          row[b] = sum[b];
+      }
+      else
+        for (int b = 0; b < W; ++b)
+          y(r, b) += sum[b];
     }
     else
     {

@@ -40,6 +40,7 @@ void dispatch_width(int width, F &&launch)
 template <int W, class Dx>
 struct DxRow
 {
+  static constexpr int contiguous_width = W;
   typename Dx::non_const_value_type value[W];
   KOKKOS_FORCEINLINE_FUNCTION DxRow(Dx const &dx, int i, int)
   {
@@ -53,6 +54,7 @@ struct DxRow
 template <class Dx>
 struct DxRow<0, Dx>
 {
+  static constexpr int contiguous_width = 0;
   Dx const &dx;
   int i;
   int width;
@@ -90,16 +92,32 @@ void prefetch_on_host(Dx const &dx)
 #endif
 }
 
-// y(r, :) += v * x
+// y(r, :) += v * x. Where a row of y is contiguous (LayoutRight) and B is
+// known, the update goes through a plain pointer so that it vectorises.
 template <bool Atomic, class Y, class Ordinal, class Scalar, class X>
 KOKKOS_FORCEINLINE_FUNCTION void add_scaled(Y const &y, Ordinal r, Scalar v, X const &x)
 {
-  for (int b = 0; b < x.size(); ++b)
+  if constexpr (!Atomic && X::contiguous_width > 0 &&
+                std::is_same_v<typename Y::array_layout, Kokkos::LayoutRight>)
   {
-    if constexpr (Atomic)
-      Kokkos::atomic_add(&y(r, b), v * x[b]);
-    else
-      y(r, b) += v * x[b];
+    // All loads before all stores: GCC's SLP vectoriser takes this form, not
+    // the interleaved `row[b] += ...` one.
+    auto *const row = &y(r, 0);
+    typename Y::non_const_value_type sum[X::contiguous_width];
+    for (int b = 0; b < X::contiguous_width; ++b)
+      sum[b] = row[b] + v * x.value[b];
+    for (int b = 0; b < X::contiguous_width; ++b)
+      row[b] = sum[b];
+  }
+  else
+  {
+    for (int b = 0; b < x.size(); ++b)
+    {
+      if constexpr (Atomic)
+        Kokkos::atomic_add(&y(r, b), v * x[b]);
+      else
+        y(r, b) += v * x[b];
+    }
   }
 }
 
