@@ -82,7 +82,8 @@ struct OperatorData
     csc_host = transpose_to_csc<Scalar>(n_rows, n_cols, row_map, entries, values);
     LocalityOrder<Ordinal> order;
     if (options.locality)
-      order = locality_order(n_rows, n_cols, row_map, entries, csc_host);
+      order = locality_order(n_rows, n_cols, row_map, entries, csc_host,
+                             std::int64_t(options.row_block));
     else
     {
       order.columns.resize(n_cols);

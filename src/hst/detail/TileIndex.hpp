@@ -73,12 +73,18 @@ HostCsc<Scalar, Ordinal> transpose_to_csc(Ordinal n_rows, Ordinal n_cols,
   return csc;
 }
 
-// Rows and columns in an order where neighbours sit close: a breadth-first
-// sweep of the bipartite graph (column c -- row r for every entry A(r, c)),
-// started in each connected component from a pseudo-peripheral column (the
-// last column reached by two sweeps, as in George-Liu). The level structure of
-// a sweep depends only on the graph, so a relabelled mesh gets tiles as good as
-// the natural one. Columns and rows with no entries come last.
+// Rows and columns in an order where neighbours sit close, cut into compact
+// regions of about `row_block` rows: in each connected component of the
+// bipartite graph (column c -- row r for every entry A(r, c)), a breadth-first
+// sweep from a pseudo-peripheral column (the last column reached by two
+// sweeps, as in George-Liu) gives the seed order; regions then grow by
+// breadth-first search from the first unplaced column of that order, placing
+// each column and its not yet placed rows, until the rows placed reach the
+// next multiple of `row_block`. A region is a blob, not a slice of a level
+// (whose width grows like sqrt(n) on a 2D mesh), so a column's rows fall in
+// one row block and its column tile in few tiles whatever the operator's
+// size. The structure depends only on the graph, so a relabelled mesh gets
+// tiles as good as the natural one. Columns and rows with no entries come last.
 template <class Ordinal>
 struct LocalityOrder
 {
@@ -89,7 +95,7 @@ struct LocalityOrder
 template <class Ordinal, class RowMap, class Entries, class Csc>
 LocalityOrder<Ordinal> locality_order(Ordinal n_rows, Ordinal n_cols,
                                       RowMap const &row_map, Entries const &entries,
-                                      Csc const &csc)
+                                      Csc const &csc, std::int64_t row_block)
 {
   LocalityOrder<Ordinal> order;
   order.columns.reserve(n_cols);
@@ -132,12 +138,13 @@ LocalityOrder<Ordinal> locality_order(Ordinal n_rows, Ordinal n_cols,
   };
   auto degree = [&](Ordinal c) { return csc.col_ptr(c + 1) - csc.col_ptr(c); };
 
-  std::vector<char> placed(n_cols, 0);
-  for (Ordinal seed = 0; seed < n_cols; ++seed)
+  std::vector<char> placed(n_cols, 0), row_placed(n_rows, 0);
+  std::vector<Ordinal> seeds, region;
+  for (Ordinal first = 0; first < n_cols; ++first)
   {
-    if (placed[seed] || degree(seed) == 0)
+    if (placed[first] || degree(first) == 0)
       continue;
-    Ordinal start = seed;
+    Ordinal start = first;
     for (int pass = 0; pass < 2; ++pass)
     {
       bfs(start, nullptr);
@@ -148,19 +155,49 @@ LocalityOrder<Ordinal> locality_order(Ordinal n_rows, Ordinal n_cols,
           best = *it;
       start = best;
     }
-    bfs(start, &order.rows);
-    for (Ordinal c : queue)
+    bfs(start, nullptr);
+    seeds.assign(queue.begin(), queue.end());
+    for (Ordinal seed : seeds)
     {
-      placed[c] = 1;
-      order.columns.push_back(c);
+      if (placed[seed])
+        continue;
+      // One region: breadth-first from `seed` over unplaced columns, until
+      // the rows placed reach the next row-block boundary (the last column
+      // keeps all its rows, so a region may end a few rows past it).
+      ++sweep;
+      auto const boundary = (std::int64_t(order.rows.size()) / row_block + 1) * row_block;
+      region.clear();
+      region.push_back(seed);
+      col_mark[seed] = sweep;
+      for (std::size_t head = 0;
+           head < region.size() && std::int64_t(order.rows.size()) < boundary; ++head)
+      {
+        Ordinal const c = region[head];
+        placed[c] = 1;
+        order.columns.push_back(c);
+        for (auto p = csc.col_ptr(c); p < csc.col_ptr(c + 1); ++p)
+        {
+          Ordinal const r = csc.row(p);
+          if (row_placed[r])
+            continue;
+          row_placed[r] = 1;
+          order.rows.push_back(r);
+          for (auto q = std::size_t(row_map(r)); q < std::size_t(row_map(r + 1)); ++q)
+          {
+            Ordinal const c2 = entries(q);
+            if (!placed[c2] && col_mark[c2] != sweep)
+            {
+              col_mark[c2] = sweep;
+              region.push_back(c2);
+            }
+          }
+        }
+      }
     }
   }
   for (Ordinal c = 0; c < n_cols; ++c)
     if (!placed[c])
       order.columns.push_back(c);
-  std::vector<char> row_placed(n_rows, 0);
-  for (Ordinal r : order.rows)
-    row_placed[r] = 1;
   for (Ordinal r = 0; r < n_rows; ++r)
     if (!row_placed[r])
       order.rows.push_back(r);
