@@ -25,6 +25,11 @@ mkdir -p "$results"
   --benchmark_out="$results/ladder.json" --benchmark_out_format=json \
   | tee "$results/ladder.txt"
 
+# The adaptive session's own costs: settled overhead, following a drift/jump/drift run.
+"$build/perf_tests/bench_adaptive" --benchmark_min_time=0.2 \
+  --benchmark_out="$results/adaptive.json" --benchmark_out_format=json \
+  | tee "$results/adaptive.txt"
+
 # The quick sweep: every arm x operator x motion x churn, plus cost growth.
 "$build/perf_tests/hst-sweep" --quick --out "$results" | tee "$results/sweep.txt"
 

@@ -14,12 +14,14 @@ usage: plot_results.py RESULTS_DIR
 """
 
 import json
+import math
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 import matplotlib
+import numpy
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -33,6 +35,7 @@ def readable_log_axis(axis, suffix=""):
     axis.set_minor_formatter(NullFormatter())
 
 RUNG_ORDER = ["full_spmv", "library_slice", "scatter", "exact_set", "scheduled", "adaptive"]
+RUNG_COLOUR = {rung: f"C{i}" for i, rung in enumerate(RUNG_ORDER)}
 RUNG_LABEL = {
     "full_spmv": "(a) full spmv",
     "library_slice": "(b) library slice",
@@ -64,7 +67,7 @@ def plot_ladder(medians, out):
     for i, rung in enumerate(rungs):
         xs = [j + (i - (len(rungs) - 1) / 2) * width for j in range(len(ops))]
         ys = [medians[o].get(rung, float("nan")) for o in ops]
-        ax.bar(xs, ys, width, label=RUNG_LABEL.get(rung, rung))
+        ax.bar(xs, ys, width, label=RUNG_LABEL.get(rung, rung), color=RUNG_COLOUR.get(rung))
     ax.set_yscale("log")
     ax.set_xticks(range(len(ops)))
     ax.set_xticklabels(ops, rotation=30, ha="right", fontsize=8)
@@ -134,11 +137,20 @@ def plot_growth(sweep, out):
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     arms = [r for r in RUNG_ORDER if r in growth[0]["us_per_step"]]
     rows = [g["rows"] for g in growth]
+    values = []
     for arm in arms:
-        ax.plot(rows, [g["us_per_step"][arm] for g in growth], marker="o",
-                label=RUNG_LABEL.get(arm, arm))
+        us = [g["us_per_step"][arm] for g in growth]
+        values += us
+        slope = numpy.polyfit(numpy.log(rows), numpy.log(us), 1)[0]
+        ax.plot(rows, us, marker="o", color=RUNG_COLOUR.get(arm),
+                label=f"{RUNG_LABEL.get(arm, arm)}: slope {slope:.3f}, "
+                      f"max/min {max(us) / min(us):.2f}")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    # A decade or more of y range, so that flat looks flat and growth shows.
+    centre = math.sqrt(min(values) * max(values))
+    span = max(math.sqrt(10), math.sqrt(max(values) / min(values)) * 1.5)
+    ax.set_ylim(centre / span, centre * span)
     readable_log_axis(ax.yaxis)
     ax.set_xlabel("rows of the operator (2D 5-point grid)")
     ax.set_ylabel("us per step")
