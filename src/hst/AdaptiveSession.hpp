@@ -3,17 +3,36 @@
 // follows the workload when it shifts (issue 4).
 //
 // Mechanism (one state machine, two phases):
-//  - Probing. A probe runs every allowed arm (AdaptiveOptions::arms, in that
-//    order) for one contiguous block of warmup_steps + measure_steps live
-//    steps: each step is real work, y is updated once by the probed arm. Every
-//    probe step is timed: fence the caller's instance, read the clock, apply,
-//    fence, read the clock. The warm-up steps (an arm taking over catches up
-//    with a set that moved while it was idle) are charged to the probe but not
-//    compared; the measured steps are, by their mean, so that compiles inside
-//    them (the scheduled arm's tile compiles, the exact-set arm's set
-//    compiles) are charged where they happen. After the last block the arm
-//    with the lowest mean is chosen; a re-probe keeps the active arm unless
-//    another is faster by more than switch_margin.
+//  - Probing. Each probe step is real work by one arm (y is updated once, by
+//    that arm) and is timed: fence the caller's instance, read the clock,
+//    apply, fence, read the clock. A block is an arm's run of consecutive
+//    probe steps. A block whose arm meets a set other than the one it last
+//    ran on (or runs for the first time) begins with warmup_steps warm-up
+//    steps: it catches up, in compiled state and in cache, which is not its
+//    steady state (measured: a block's first step after other arms ran is up
+//    to ~2x slower on a moving set, for the scatter arm too; on a frozen set
+//    it is not). The arms' own counters tell: the scheduled arm re-planned
+//    (stats().replans), the exact-set arm compiled (compiles()); the scatter
+//    arm keeps no set, so it counts once the probe has seen the set move
+//    between two consecutive steps of one arm. Other steps are measured.
+//    Warm-up steps are charged to the probe, not compared;
+//    measured steps are compared by their mean, so that compiles inside them
+//    are charged where they happen. A probe has two rounds:
+//      * round 1: every allowed arm (AdaptiveOptions::arms, in that order)
+//        runs one block: its warm-up, if any, and one measured step. An arm
+//        whose measured step took more than cut_ratio times the fastest
+//        arm's is cut: it runs no more and cannot be chosen;
+//      * round 2: the other arms, fastest round-1 step first, run one block
+//        each with the rest of their measure_steps measured steps (a new
+//        block: it may start with warm-up again). An arm stops early, and
+//        cannot be chosen, as soon as the mean of its measured steps exceeds
+//        cut_ratio times the lowest mean of an arm that completed its
+//        measured steps. The first arm of round 2 always completes.
+//    The arm with the lowest mean among those that completed is chosen; a
+//    re-probe keeps the active arm if it completed and no completed arm is
+//    faster by more than switch_margin. So a clearly worse arm costs about
+//    one step (plus a warm-up step on a new set), close arms are compared
+//    on measure_steps steps each, and nothing depends on the operator.
 //  - Settled. Each step is a switch on the chosen arm; the session adds no
 //    fence, no clock read, no allocation and O(1) host work to the arm's own
 //    step. Two things start a re-probe:
@@ -32,14 +51,19 @@
 //        the active arm and resets when a probe changes it.
 //    reprobe() starts a probe at the next step.
 //
-// Bound on following a shift that begins while settled (L = arms.size() *
-// (warmup_steps + measure_steps), W = window_steps, H = shift_windows): if the
-// active arm's compile rate shows it (every full window after it is shifted),
-// its re-probe starts within (H + 1) * W + warmup_steps steps and is decided L
-// steps later; any other shift is decided by the next periodic re-check, at
-// most recheck_max_period + L steps after the shift. With the defaults (3
-// arms, 2 + 5 steps, W = 16, H = 2, periods 256 .. 4096): L = 21, so 50 + 21
-// steps, or 4096 + 21.
+// Probe length (N = arms.size(), w = warmup_steps, m = measure_steps): at
+// most L = N * (w + 1) + (m > 1 ? N * (w + m - 1) : 0) steps (no arm cut);
+// when every arm but the fastest is cut, (N - 1) * (w + 1) + 2 w + m at most.
+// With the defaults (3 arms, w = 1, m = 3, cut 2): L <= 15, and 9 when two
+// arms are cut.
+//
+// Bound on following a shift that begins while settled (W = window_steps,
+// H = shift_windows): if the active arm's compile rate shows it (every full
+// window after it is shifted), its re-probe starts within (H + 1) * W + w
+// steps and is decided at most L steps later; any other shift is decided by
+// the next periodic re-check, at most recheck_max_period + L steps after the
+// shift. With the defaults (W = 16, H = 2, periods 256 .. 4096): 49 + 15
+// steps, or 4096 + 15.
 //
 // Input checks are the held arms' own (each apply_cols checks its input
 // before writing anything); a rejected call is rethrown under this class's
@@ -85,13 +109,20 @@ struct AdaptiveDecision
   std::int64_t step = 0;        ///< first step the chosen arm runs settled
   Arm chosen = Arm::scheduled;
   /// Mean microseconds per measured step of each arm, indexed by Arm; NaN
-  /// for an arm not probed.
+  /// for an arm not probed. For an arm cut or stopped early, the mean of the
+  /// steps it ran.
   std::array<double, arm_count> us_per_step = {std::numeric_limits<double>::quiet_NaN(),
                                                std::numeric_limits<double>::quiet_NaN(),
                                                std::numeric_limits<double>::quiet_NaN()};
+  /// Measured and warm-up steps of each arm in this probe, indexed by Arm.
+  std::array<int, arm_count> measured_steps{};
+  std::array<int, arm_count> warmup_steps{};
   /// Why the probe began: "initial probe", "reprobe() requested", "periodic
   /// re-check", or the shift seen, e.g. "scheduled compile rate 4.20
-  /// tiles/step vs 0.30 at probe".
+  /// tiles/step vs 0.30 at probe"; then, for each arm abandoned, why, e.g.
+  /// "; scatter cut after round 1 (27.600 us > 2.00 x 5.400 us)" or
+  /// "; scheduled stopped after 2 of 3 steps (mean 12.000 us > 2.00 x
+  /// 5.500 us)".
   std::string reason;
 };
 
@@ -132,7 +163,7 @@ inline std::ostream &operator<<(std::ostream &out, AdaptiveReport const &r)
       if (std::isnan(d.us_per_step[a]))
         s << '-';
       else
-        s << d.us_per_step[a] << " us/step";
+        s << d.us_per_step[a] << " us/step x " << d.measured_steps[a];
     }
     s << ") " << d.reason << '\n';
   }
@@ -175,6 +206,9 @@ inline AdaptiveOptions const &check_adaptive_options(AdaptiveOptions const &o, i
     throw_invalid(where, "'options.warmup_steps' must be >= 0, got ", o.warmup_steps);
   if (o.measure_steps < 1)
     throw_invalid(where, "'options.measure_steps' must be >= 1, got ", o.measure_steps);
+  if (!(o.cut_ratio >= 1))
+    throw_invalid(where, "'options.cut_ratio' must be >= 1 (infinity: cut none), got ",
+                  o.cut_ratio);
   if (!(o.switch_margin >= 0 && o.switch_margin < 1))
     throw_invalid(where, "'options.switch_margin' must lie in [0, 1), got ",
                   o.switch_margin);
@@ -267,10 +301,7 @@ public:
   /// The arm of the latest decision; before the first, the probed arm.
   Arm active() const { return report_.active; }
   /// The arm that runs the next step (while inside apply_cols: this step).
-  Arm running() const
-  {
-    return report_.probing ? options_.arms[probe_arm_] : report_.active;
-  }
+  Arm running() const { return report_.probing ? probed() : report_.active; }
   bool probing() const { return report_.probing; }
 
   /// Starts a probe at the next step; does nothing while a probe is under way.
@@ -361,6 +392,22 @@ private:
     return 0;
   }
 
+  // Steps so far on which an arm saw a set other than on its previous step
+  // (scheduled: re-plans, exact set: compiles); the scatter arm keeps no set.
+  std::int64_t set_changes(Arm arm) const
+  {
+    switch (arm)
+    {
+    case Arm::scheduled:
+      return scheduled_.stats().replans;
+    case Arm::exact_set:
+      return exact_set_.compiles();
+    case Arm::scatter:
+      break;
+    }
+    return 0;
+  }
+
   template <class ExecutionSpace, class Cols, class Dx, class Y>
   void settled_step(ExecutionSpace const &space, Cols const &cols, Dx const &dx,
                     Y const &y)
@@ -391,34 +438,110 @@ private:
     }
   }
 
+  enum class Outcome : unsigned char
+  {
+    idle,     // not probed (not in options.arms)
+    running,  // still to measure
+    complete, // ran its measure_steps measured steps: may be chosen
+    cut,      // round-1 step above cut_ratio x the best round-1 step
+    stopped,  // round-2 mean above cut_ratio x the best complete mean
+  };
+
+  Arm probed() const { return order_[order_pos_]; }
+
   template <class ExecutionSpace, class Cols, class Dx, class Y>
   void probe_step(ExecutionSpace const &space, Cols const &cols, Dx const &dx, Y const &y)
   {
-    Arm const arm = options_.arms[probe_arm_];
+    Arm const arm = probed();
     std::size_t const a = std::size_t(arm);
-    if (probe_pos_ == options_.warmup_steps)
-      measure_events_ = events(arm);
+    std::int64_t const events_before = events(arm);
+    std::int64_t const changes_before = set_changes(arm);
     space.fence(); // probing only: the caller's earlier work is not this step's
     double const start = options_.clock();
     dispatch(arm, space, cols, dx, y);
     space.fence(); // probing only: the step's kernels end before the clock is read
     double const seconds = options_.clock() - start;
+    std::int64_t const compiled = events(arm) - events_before;
+    bool const first_of_block = block_warmup_ == 0 && block_measured_ == 0;
     ++report_.probe_steps;
     report_.probe_seconds += seconds;
     ++probe_steps_;
     probe_seconds_ += seconds;
-    if (probe_pos_ >= options_.warmup_steps)
-      measured_[a] += seconds;
-    if (++probe_pos_ < options_.warmup_steps + options_.measure_steps)
+
+    bool const new_set = set_changes(arm) > changes_before;
+    if (first_of_block)
+      // The arm meets a set other than the one it last ran on (or runs for
+      // the first time): it catches up, in compiled state and in cache. The
+      // scatter arm keeps no set; it counts once the set is seen moving.
+      catch_up_ = arm == Arm::scatter ? moving_ : new_set;
+    else if (new_set)
+      moving_ = true; // a new set on a step right after the arm's own
+    if (catch_up_ && block_warmup_ < options_.warmup_steps)
+    {
+      ++block_warmup_;
+      ++warmup_[a];
       return;
-    measured_[a] /= options_.measure_steps;
-    rate_[a] = double(events(arm) - measure_events_) / options_.measure_steps;
-    probe_pos_ = 0;
-    if (++probe_arm_ < options_.arms.size())
+    }
+    ++block_measured_;
+    ++measured_[a];
+    sum_[a] += seconds;
+    events_[a] += compiled;
+    if (measured_[a] == options_.measure_steps)
+    {
+      outcome_[a] = Outcome::complete;
+      best_complete_ = std::min(best_complete_, mean(a));
+    }
+    else if (round_ == 2 && mean(a) > options_.cut_ratio * best_complete_)
+    {
+      outcome_[a] = Outcome::stopped;
+      stop_reference_[a] = best_complete_;
+    }
+    else if (round_ == 2)
+      return; // the block goes on
+    next_block();
+  }
+
+  double mean(std::size_t a) const { return sum_[a] / measured_[a]; }
+
+  void next_block()
+  {
+    block_warmup_ = 0;
+    block_measured_ = 0;
+    if (++order_pos_ < order_size_)
     {
       if (report_.decisions.empty())
-        report_.active = options_.arms[probe_arm_];
+        report_.active = probed();
       return;
+    }
+    if (round_ == 1)
+    {
+      // Each arm ran one measured step; cut the clearly slower ones, order
+      // the rest by that step.
+      for (std::size_t i = 0; i < order_size_; ++i)
+        round1_best_ = std::min(round1_best_, sum_[std::size_t(order_[i])]);
+      std::size_t n = 0;
+      for (std::size_t i = 0; i < order_size_; ++i)
+      {
+        std::size_t const a = std::size_t(order_[i]);
+        if (outcome_[a] != Outcome::running)
+          continue;
+        if (sum_[a] > options_.cut_ratio * round1_best_)
+          outcome_[a] = Outcome::cut;
+        else
+          order_[n++] = order_[i];
+      }
+      std::stable_sort(order_.begin(), order_.begin() + n, [this](Arm p, Arm q) {
+        return sum_[std::size_t(p)] < sum_[std::size_t(q)];
+      });
+      round_ = 2;
+      order_size_ = n;
+      order_pos_ = 0;
+      if (n > 0)
+      {
+        if (report_.decisions.empty())
+          report_.active = probed();
+        return;
+      }
     }
     decide();
   }
@@ -430,62 +553,106 @@ private:
     trigger_base_ = probe_rate_;
     report_.probing = true;
     probe_start_ = report_.steps;
-    probe_arm_ = 0;
-    probe_pos_ = 0;
+    round_ = 1;
+    order_size_ = options_.arms.size();
+    std::copy(options_.arms.begin(), options_.arms.end(), order_.begin());
+    order_pos_ = 0;
+    block_warmup_ = 0;
+    block_measured_ = 0;
+    moving_ = false;
+    catch_up_ = false;
     probe_steps_ = 0;
     probe_seconds_ = 0;
-    measured_.fill(std::numeric_limits<double>::quiet_NaN());
+    outcome_.fill(Outcome::idle);
     for (Arm arm : options_.arms)
-      measured_[std::size_t(arm)] = 0;
-    rate_.fill(0);
+      outcome_[std::size_t(arm)] = Outcome::running;
+    sum_.fill(0);
+    measured_.fill(0);
+    warmup_.fill(0);
+    events_.fill(0);
+    stop_reference_.fill(0);
+    round1_best_ = std::numeric_limits<double>::infinity();
+    best_complete_ = std::numeric_limits<double>::infinity();
     if (report_.decisions.empty())
-      report_.active = options_.arms[0];
+      report_.active = probed();
   }
 
   std::string reason() const
   {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(2);
     switch (trigger_)
     {
     case Trigger::initial:
-      return "initial probe";
+      s << "initial probe";
+      break;
     case Trigger::requested:
-      return "reprobe() requested";
+      s << "reprobe() requested";
+      break;
     case Trigger::periodic:
-      return "periodic re-check";
+      s << "periodic re-check";
+      break;
     case Trigger::shift:
+      s << to_string(trigger_arm_) << " compile rate " << shift_rate_
+        << (trigger_arm_ == Arm::scheduled ? " tiles/step" : " compiles/step") << " vs "
+        << trigger_base_ << " at probe";
       break;
     }
-    std::ostringstream s;
-    s << std::fixed << std::setprecision(2) << to_string(trigger_arm_) << " compile rate "
-      << shift_rate_
-      << (trigger_arm_ == Arm::scheduled ? " tiles/step" : " compiles/step") << " vs "
-      << trigger_base_ << " at probe";
+    auto us = [](double seconds) {
+      std::ostringstream u;
+      u << std::fixed << std::setprecision(3) << 1e6 * seconds << " us";
+      return u.str();
+    };
+    for (Arm arm : options_.arms)
+    {
+      std::size_t const a = std::size_t(arm);
+      if (outcome_[a] == Outcome::cut)
+        s << "; " << to_string(arm) << " cut after round 1 (" << us(sum_[a]) << " > "
+          << options_.cut_ratio << " x " << us(round1_best_) << ')';
+      else if (outcome_[a] == Outcome::stopped)
+        s << "; " << to_string(arm) << " stopped after " << measured_[a] << " of "
+          << options_.measure_steps << " steps (mean " << us(mean(a)) << " > "
+          << options_.cut_ratio << " x " << us(stop_reference_[a]) << ')';
+    }
     return s.str();
   }
 
   void decide()
   {
+    // The first arm of round 2 (or, with measure_steps = 1, every arm)
+    // completed, so there is a best.
     Arm best = options_.arms[0];
+    double best_mean = 0;
+    bool found = false;
     for (Arm arm : options_.arms)
-      if (measured_[std::size_t(arm)] < measured_[std::size_t(best)])
+      if (outcome_[std::size_t(arm)] == Outcome::complete &&
+          (!found || mean(std::size_t(arm)) < best_mean))
+      {
         best = arm;
+        best_mean = mean(std::size_t(arm));
+        found = true;
+      }
     bool const first = report_.decisions.empty();
     Arm const incumbent = report_.active;
+    std::size_t const inc = std::size_t(incumbent);
     Arm chosen = best;
-    if (!first && !(measured_[std::size_t(best)] <
-                    (1 - options_.switch_margin) * measured_[std::size_t(incumbent)]))
+    if (!first && outcome_[inc] == Outcome::complete &&
+        !(best_mean < (1 - options_.switch_margin) * mean(inc)))
       chosen = incumbent;
+    std::size_t const c = std::size_t(chosen);
 
     AdaptiveDecision d;
     d.probe_start = probe_start_;
     d.step = report_.steps;
     d.chosen = chosen;
     for (std::size_t a = 0; a < arm_count; ++a)
-      d.us_per_step[a] = 1e6 * measured_[a];
+      d.us_per_step[a] =
+          measured_[a] > 0 ? 1e6 * mean(a) : std::numeric_limits<double>::quiet_NaN();
+    d.measured_steps = measured_;
+    d.warmup_steps = warmup_;
     d.reason = reason();
     report_.decisions.push_back(std::move(d));
-    report_.probe_excess_seconds +=
-        probe_seconds_ - double(probe_steps_) * measured_[std::size_t(chosen)];
+    report_.probe_excess_seconds += probe_seconds_ - double(probe_steps_) * mean(c);
 
     period_ = first || chosen != incumbent
                   ? options_.recheck_period
@@ -493,7 +660,7 @@ private:
     recheck_at_ = period_ > 0 ? report_.steps + period_ : -1;
     report_.active = chosen;
     report_.probing = false;
-    probe_rate_ = rate_[std::size_t(chosen)];
+    probe_rate_ = double(events_[c]) / measured_[c];
     shifted_windows_ = 0;
     window_begin_ = report_.steps + options_.warmup_steps;
     window_end_ = window_begin_ + options_.window_steps;
@@ -512,13 +679,25 @@ private:
   double trigger_base_ = 0;
   double shift_rate_ = 0;
   std::int64_t probe_start_ = 0;
-  std::size_t probe_arm_ = 0; // index into options_.arms
-  int probe_pos_ = 0;         // step within the arm's block
+  int round_ = 1;
+  std::array<Arm, arm_count> order_{}; // arms of this round, in order
+  std::size_t order_size_ = 0;
+  std::size_t order_pos_ = 0; // the arm of the current block
+  int block_warmup_ = 0;      // warm-up steps of the current block
+  int block_measured_ = 0;    // measured steps of the current block
+  bool moving_ = false;       // the set moved between two steps of a block
+  bool catch_up_ = false;     // the current block began on a new set
   std::int64_t probe_steps_ = 0;
   double probe_seconds_ = 0;
-  std::int64_t measure_events_ = 0;
-  std::array<double, arm_count> measured_{}; // sum, then mean, of measured steps
-  std::array<double, arm_count> rate_{};     // events per measured step
+  // Per arm (indexed by Arm).
+  std::array<Outcome, arm_count> outcome_{};
+  std::array<double, arm_count> sum_{};            // seconds of measured steps
+  std::array<int, arm_count> measured_{};          // measured steps
+  std::array<int, arm_count> warmup_{};            // warm-up steps
+  std::array<std::int64_t, arm_count> events_{};   // compile events in measured steps
+  std::array<double, arm_count> stop_reference_{}; // best complete mean when stopped
+  double round1_best_ = 0;                         // fastest round-1 measured step
+  double best_complete_ = 0; // lowest mean of a complete arm (infinity: none yet)
 
   // Settled.
   double probe_rate_ = 0; // the active arm's rate while measured

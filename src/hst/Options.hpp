@@ -69,18 +69,33 @@ inline char const *to_string(Arm arm)
 /// std::invalid_argument naming the field and its value.
 struct AdaptiveOptions
 {
-  /// The arms it may choose, in the order a probe runs them. Not empty, no
-  /// arm twice.
-  std::vector<Arm> arms = {Arm::scheduled, Arm::exact_set, Arm::scatter};
-  /// Steps an arm runs at the start of its probe block before any is
-  /// compared: an arm taking over first catches up with a set that moved
-  /// while it was idle (tile or set compiles), which is not its steady state.
-  /// These steps are timed and charged to the probe, not compared. >= 0.
-  int warmup_steps = 2;
-  /// Steps per arm compared after the warm-up; an arm's time is the mean of
-  /// these steps (the mean, not the median, so that compiles inside them are
-  /// charged). >= 1.
-  int measure_steps = 5;
+  /// The arms it may choose, in the order the first round of a probe runs
+  /// them. Not empty, no arm twice. The exact-set arm comes first by default:
+  /// its first step compiles its set (its preparation, which the scheduled
+  /// arm does when it is made and the scatter arm never needs), so that
+  /// preparation falls in the session's first step, as it does for the arm
+  /// used alone.
+  std::vector<Arm> arms = {Arm::exact_set, Arm::scheduled, Arm::scatter};
+  /// Warm-up steps at the start of a probe block (an arm's run of
+  /// consecutive probe steps) whose arm meets a set other than the one it
+  /// last ran on, or runs for the first time: it catches up (scheduled:
+  /// re-plan and tile compiles; exact set: a set compile; any arm: cold
+  /// caches), which is not its steady state. A block on a set the arm has
+  /// seen (a frozen set) has none. Warm-up steps are timed and charged to
+  /// the probe, not compared. >= 0.
+  int warmup_steps = 1;
+  /// Measured steps an arm needs to be chosen; its time is the mean of its
+  /// measured steps (the mean, not the median, so that compiles inside them
+  /// are charged). Round 1 measures one step per arm; only arms within
+  /// `cut_ratio` of the best get the rest. >= 1.
+  int measure_steps = 3;
+  /// An arm is abandoned when it is clearly worse: after round 1 when its
+  /// measured step took more than cut_ratio times the best arm's, and in
+  /// round 2 as soon as its running mean exceeds cut_ratio times the best
+  /// mean of an arm that completed its measured steps. An abandoned arm is
+  /// not chosen. Infinity abandons none (every arm runs all its measured
+  /// steps). >= 1, not NaN.
+  double cut_ratio = 2.0;
   /// A re-probe replaces the active arm only if another arm's mean is lower
   /// by more than this fraction of the active arm's (hysteresis of the
   /// choice). In [0, 1).
