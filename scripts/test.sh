@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# CI job: build with tests, examples and benchmarks, run ctest, then build the
-# examples standalone against an installed HST and run them.
+# CI job: a Debug build with -Wpedantic and ASan/UBSan running the unit tests;
+# then a RelWithDebInfo build with tests, examples and benchmarks, the
+# examples built standalone against the installed HST, and the whole ctest
+# suite. Warnings are errors in both builds.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -9,7 +11,15 @@ scripts/install_deps.sh
 build=build-test
 mpi=OFF
 [[ -d src/hst/distributed ]] && mpi=ON
-flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS=-Wall -Wextra")
+flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS=-Wall -Wextra -Werror")
+
+# Sanitizers and pedantic warnings on the unit tests (Debug: assertions on).
+sanitize="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug \
+  "-DCMAKE_CXX_FLAGS=-Wall -Wextra -Wpedantic -Werror $sanitize" \
+  -DHST_ENABLE_TESTS=ON -DHST_ENABLE_MPI="$mpi"
+cmake --build build-sanitize -j2
+ctest --test-dir build-sanitize --output-on-failure
 
 cmake -S . -B "$build" "${flags[@]}" \
   -DHST_ENABLE_TESTS=ON -DHST_ENABLE_EXAMPLES=ON -DHST_ENABLE_BENCHMARKS=ON \

@@ -8,6 +8,7 @@
 #include <hst/workload/Workload.hpp>
 
 #include "HSTTestHelpers.hpp"
+#include "HeapCounter.hpp"
 
 #include <array>
 #include <atomic>
@@ -17,27 +18,6 @@
 #include <new>
 #include <sstream>
 #include <stdexcept>
-
-namespace
-{
-std::atomic<bool> counting_heap{false};
-std::atomic<long> heap_allocations{0};
-} // namespace
-
-// Counts heap allocations while `counting_heap` is set.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void *operator new(std::size_t size)
-{
-  if (counting_heap.load(std::memory_order_relaxed))
-    ++heap_allocations;
-  if (void *p = std::malloc(size > 0 ? size : 1))
-    return p;
-  throw std::bad_alloc();
-}
-void operator delete(void *p) noexcept { std::free(p); }
-void operator delete(void *p, std::size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
 
 namespace
 {
@@ -1009,13 +989,13 @@ struct AllocationWatch
   AllocationWatch()
   {
     kokkos_allocations = 0;
-    heap_allocations = 0;
+    hst_test::heap::allocations = 0;
     Kokkos::Tools::Experimental::set_allocate_data_callback(count_allocation);
-    counting_heap = true;
+    hst_test::heap::counting = true;
   }
   ~AllocationWatch()
   {
-    counting_heap = false;
+    hst_test::heap::counting = false;
     Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
   }
 };
@@ -1050,7 +1030,7 @@ TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_no_clock)
       h.session.apply_cols(h.space, h.cols, h.dx, h.y);
       h.space.fence();
       allocations += kokkos_allocations;
-      heap += heap_allocations;
+      heap += hst_test::heap::allocations;
     }
     EXPECT_EQ(allocations, 0) << "Kokkos allocations in settled steps";
     EXPECT_EQ(heap, 0) << "heap allocations in settled steps";
@@ -1073,7 +1053,7 @@ TYPED_TEST(Adaptive, the_allocation_watch_sees_allocations)
     Kokkos::View<double *, memory_space> v("hst::test", 10);
     std::vector<int> grown(100);
     allocations = kokkos_allocations;
-    heap = heap_allocations;
+    heap = hst_test::heap::allocations;
   }
   EXPECT_EQ(allocations, 1);
   EXPECT_GE(heap, 1);

@@ -1,36 +1,16 @@
 // Steady-state applies allocate nothing (Kokkos Tools allocation callback and
-// a counting global operator new), and every kernel HST launches is labelled
-// "hst::...".
+// a counting global operator new, HeapCounter.hpp), and every kernel HST launches is
+// labelled "hst::...".
 
 #include <hst/workload/Workload.hpp>
 
 #include "HSTTestHelpers.hpp"
+#include "HeapCounter.hpp"
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
-
-namespace
-{
-std::atomic<bool> counting{false};
-std::atomic<long> heap_allocations{0};
-} // namespace
-
-// GCC sees the malloc/free pair through the replaced operators and warns.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void *operator new(std::size_t size)
-{
-  if (counting.load(std::memory_order_relaxed))
-    ++heap_allocations;
-  if (void *p = std::malloc(size > 0 ? size : 1))
-    return p;
-  throw std::bad_alloc();
-}
-void operator delete(void *p) noexcept { std::free(p); }
-void operator delete(void *p, std::size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
 
 namespace
 {
@@ -59,14 +39,14 @@ struct Watch
   Watch()
   {
     kokkos_allocations = kernels = foreign_kernels = 0;
-    heap_allocations = 0;
+    hst_test::heap::allocations = 0;
     Kokkos::Tools::Experimental::set_allocate_data_callback(on_allocate);
     Kokkos::Tools::Experimental::set_begin_parallel_for_callback(on_kernel);
-    counting = true;
+    hst_test::heap::counting = true;
   }
   ~Watch()
   {
-    counting = false;
+    hst_test::heap::counting = false;
     Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
     Kokkos::Tools::Experimental::set_begin_parallel_for_callback(nullptr);
   }
@@ -142,7 +122,7 @@ TYPED_TEST(Allocations, steady_state_applies_allocate_nothing)
         scatter.apply_cols(space, cols, dx, y);
         space.fence();
         allocations += kokkos_allocations;
-        heap += heap_allocations;
+        heap += hst_test::heap::allocations;
         launched += kernels;
         foreign += foreign_kernels;
       }
@@ -152,7 +132,7 @@ TYPED_TEST(Allocations, steady_state_applies_allocate_nothing)
       exact_set.apply_cols(space, cols, dx, y);
       space.fence();
       allocations += kokkos_allocations;
-      heap += heap_allocations;
+      heap += hst_test::heap::allocations;
     }
     return std::array<long, 4>{allocations, heap, launched, foreign};
   };
@@ -176,7 +156,7 @@ TYPED_TEST(Allocations, the_watch_sees_allocations)
     Kokkos::View<double *, memory_space> v("hst::test", 10);
     std::vector<int> grown(100);
     allocations = kokkos_allocations;
-    heap = heap_allocations;
+    heap = hst_test::heap::allocations;
   }
   EXPECT_EQ(allocations, 1);
   EXPECT_GE(heap, 1);

@@ -95,6 +95,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hst
@@ -530,9 +531,13 @@ private:
         else
           order_[n++] = order_[i];
       }
-      std::stable_sort(order_.begin(), order_.begin() + n, [this](Arm p, Arm q) {
-        return sum_[std::size_t(p)] < sum_[std::size_t(q)];
-      });
+      // Fastest first, ties in probe order: an insertion sort of at most
+      // arm_count entries (std::stable_sort would allocate a buffer).
+      for (std::size_t i = 1; i < n; ++i)
+        for (std::size_t j = i;
+             j > 0 && sum_[std::size_t(order_[j])] < sum_[std::size_t(order_[j - 1])];
+             --j)
+          std::swap(order_[j], order_[j - 1]);
       round_ = 2;
       order_size_ = n;
       order_pos_ = 0;
