@@ -6,8 +6,9 @@
 //   hst-sweep --help
 //
 // Timing (perf_tests/Harness.hpp): each case runs every arm over the same
-// staged steps, R passes, the arms interleaved within each pass round so
-// machine noise hits them alike; the reported us/step is the median pass.
+// staged steps, R passes, the arms interleaved within each round (and the
+// order rotated from round to round) so machine noise hits them alike; the
+// reported us/step is the median pass.
 // Every pass's answer is checked against the full recompute.
 
 #include <hst/workload/Generators.hpp>
@@ -347,9 +348,13 @@ std::map<Rung, double> measure_arms(Staged const &p, HSTOperator const &op, int 
 {
   MultiVector y("hst::sweep::y", p.A.numRows(), p.width);
   std::map<Rung, std::vector<double>> us, prep;
+  auto const &rungs = measured_rungs();
   for (int r = 0; r < repeats; ++r)
-    for (Rung arm : measured_rungs())
+    for (std::size_t i = 0; i < rungs.size(); ++i)
     {
+      // Each round starts one rung later, so no rung always runs in the same
+      // position (right after the same other rung).
+      Rung const arm = rungs[(i + std::size_t(r)) % rungs.size()];
       Pass const pass = run_rung(arm, p, op, y);
       us[arm].push_back(pass.us_per_step);
       prep[arm].push_back(pass.prepare_seconds);
