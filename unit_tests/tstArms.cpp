@@ -274,4 +274,119 @@ TYPED_TEST(Arms, schedule_grows_and_retires_tiles)
   EXPECT_EQ(stats.column_tiles, stats.tiles_compiled - stats.tiles_retired);
 }
 
+// The scheduled arm patches its per-row-block piece lists from step to step.
+// A long irregular run against the host loop: small replacements, recent
+// leavers re-entering, members moving to other positions of `cols`, the set
+// shrinking to empty and growing back, jumps and repeats, on short row blocks
+// (many work items) with tiles retired while the lists are patched, and a
+// strict session (fixed schedule) beside it.
+TYPED_TEST(Arms, patched_schedule_matches_host_loop_through_irregular_changes)
+{
+  using ExecutionSpace = TypeParam;
+  using memory_space = typename ExecutionSpace::memory_space;
+  auto const t =
+      hst::workload::shuffled(hst::workload::grid_2d<Scalar, Ordinal>(40, 40), 3);
+  auto const A = to_matrix<ExecutionSpace>(t);
+  hst::OperatorOptions tiling;
+  tiling.row_block = 32;
+  hst::Operator op(A, tiling);
+  int const width = 3;
+  std::uint64_t state = 17;
+  auto below = [&](std::int64_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return Ordinal((state >> 33) % std::uint64_t(n));
+  };
+  std::vector<Ordinal> set, all(t.n_cols), left;
+  std::vector<char> member(t.n_cols, 0);
+  for (Ordinal c = 0; c < t.n_cols; ++c)
+    all[c] = c;
+  auto enter = [&](bool recent) {
+    Ordinal c = recent && !left.empty() ? left[below(std::int64_t(left.size()))]
+                                        : below(t.n_cols);
+    while (member[c]) // a leaver that re-entered already: any non-member
+      c = below(t.n_cols);
+    member[c] = 1;
+    return c;
+  };
+  for (int i = 0; i < 60; ++i)
+    set.push_back(enter(false));
+  hst::SessionOptions retiring, strict;
+  retiring.retire_after = 2;
+  strict.strict = true;
+  auto session = op.session(to_view<memory_space>(set), width, retiring);
+  auto fixed = op.session(to_view<memory_space>(all), width, strict);
+  Kokkos::View<Scalar **, Kokkos::LayoutRight, memory_space> y("y", t.n_rows, width),
+      y_fixed("y", t.n_rows, width);
+  std::vector<Scalar> y_ref(std::size_t(t.n_rows) * width, 0.0);
+  bool emptied = false, refilled = false;
+  for (int step = 0; step < 400; ++step)
+  {
+    auto const action = step % 97 == 50 ? 100 : below(20);
+    if (action < 12) // replace 1-3 members, half the time by a recent leaver
+      for (auto n = 1 + below(3); n > 0 && !set.empty(); --n)
+      {
+        auto const i = std::size_t(below(std::int64_t(set.size())));
+        auto const c = enter(below(2) == 0);
+        member[set[i]] = 0;
+        left.push_back(set[i]);
+        set[i] = c;
+      }
+    else if (action < 14) // members move to other positions
+      for (auto n = 1 + below(4); n > 0 && set.size() > 1; --n)
+        std::swap(set[std::size_t(below(std::int64_t(set.size())))],
+                  set[std::size_t(below(std::int64_t(set.size())))]);
+    else if (action < 16 || action == 100) // shrink, at times to empty
+    {
+      auto const keep = action == 100 || below(3) == 0
+                            ? std::size_t(0)
+                            : std::size_t(below(std::int64_t(set.size()) + 1));
+      for (std::size_t i = keep; i < set.size(); ++i)
+      {
+        member[set[i]] = 0;
+        left.push_back(set[i]);
+      }
+      set.resize(keep);
+      emptied = emptied || set.empty();
+    }
+    else if (action < 18) // grow
+    {
+      refilled = refilled || (emptied && set.empty());
+      for (auto n = 1 + below(20); n > 0; --n)
+        set.push_back(enter(below(2) == 0));
+    }
+    else if (action == 18) // jump: a new set of another size
+    {
+      for (Ordinal c : set)
+        member[c] = 0;
+      set.clear();
+      for (auto n = below(80); n > 0; --n)
+        set.push_back(enter(false));
+    } // else the set repeats
+    if (left.size() > 32)
+      left.erase(left.begin(), left.end() - 32);
+
+    std::vector<Scalar> dx(set.size() * width);
+    for (auto &v : dx)
+      v = double(below(2001) - 1000) / 1000.0;
+    auto const cols = to_view<memory_space>(set);
+    auto const dx_view =
+        to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, set.size(), width);
+    session.apply_cols(cols, dx_view, y);
+    fixed.apply_cols(cols, dx_view, y_fixed);
+    reference_apply(t, set, dx, width, y_ref);
+    if (step % 50 == 49)
+    {
+      SCOPED_TRACE("step " + std::to_string(step));
+      ASSERT_LE(relative_error(to_host_rows(y), y_ref), 1e-13);
+      ASSERT_LE(relative_error(to_host_rows(y_fixed), y_ref), 1e-13);
+    }
+  }
+  EXPECT_TRUE(emptied && refilled);
+  EXPECT_GT(session.stats().replans, 250);
+  EXPECT_GT(session.stats().tiles_retired, 0);
+  EXPECT_EQ(fixed.stats().tiles_retired, 0);
+  EXPECT_EQ(session.stats().column_tiles,
+            session.stats().tiles_compiled - session.stats().tiles_retired);
+}
+
 } // namespace

@@ -30,13 +30,23 @@ struct ScheduleStats
 /// Each step's columns must lie in scheduled column tiles. A column in a tile
 /// the schedule lacks compiles that tile in (or throws, with
 /// SessionOptions::strict); a scheduled tile that no step used for more than
-/// SessionOptions::retire_after steps is retired at the next re-plan. On a
-/// step whose set changed, the arm lists, per row block, the segments (one
-/// column inside one tile) of the present columns only, reading the tile index
-/// and nothing else: O(k x tiles per column tile), no pass over entries or
-/// rows. The kernel runs one work item per listed row block and walks exactly
-/// those segments, so absent columns of a scheduled tile cost nothing. A step
-/// that repeats the previous set does no planning at all.
+/// SessionOptions::retire_after steps is retired at the next re-plan.
+///
+/// The arm keeps, per row block, the pieces (one present column inside one
+/// tile, read from the tile index) of the columns of the current set, in one
+/// region of a piece list. A step whose set changed patches that list: the
+/// leaving columns' pieces are removed (the block's last piece fills the
+/// hole), the entering columns' pieces appended, the pieces of columns that
+/// moved to another position in `cols` re-pointed at their row of dx. The cost
+/// is one pass over `cols` to find those columns plus O(changed columns x
+/// tiles per column tile), however large k is; no pass over entries or rows.
+/// A block that outgrows its region moves to one twice as large (regions are
+/// reused through per-size free lists); a block left without pieces gives its
+/// region back and drops out of the work list. On a device, only the regions
+/// of the blocks a step changed (and the short work list) are uploaded. The
+/// kernel runs one work item per listed row block and walks exactly its
+/// pieces, so absent columns of a scheduled tile cost nothing. A step that
+/// repeats the previous set does no planning at all.
 template <class Scalar, class Ordinal, class MemorySpace>
 class ScheduledArm : public detail::ArmBase<ScheduledArm<Scalar, Ordinal, MemorySpace>,
                                             Scalar, Ordinal, MemorySpace>
@@ -54,12 +64,16 @@ public:
       : Base(std::move(op), width, "hst::Operator::session")
       , options_(options)
       , tile_slot_(std::size_t(this->op_->column_tiles()), -1)
-      , block_stamp_(std::size_t(this->op_->n_row_blocks), -1)
-      , block_index_(std::size_t(this->op_->n_row_blocks))
-      , work_ptr_("hst::ScheduledArm::work_ptr")
-      , segment_begin_("hst::ScheduledArm::segment_begin")
-      , segment_end_("hst::ScheduledArm::segment_end")
-      , segment_position_("hst::ScheduledArm::segment_position")
+      , column_position_(std::size_t(this->op_->n_cols), -1)
+      , segment_piece_(n_segments(*this->op_), -1)
+      , block_start_(std::size_t(this->op_->n_row_blocks), 0)
+      , block_count_(std::size_t(this->op_->n_row_blocks), 0)
+      , block_class_(std::size_t(this->op_->n_row_blocks), -1)
+      , block_work_(std::size_t(this->op_->n_row_blocks), -1)
+      , block_dirty_(std::size_t(this->op_->n_row_blocks), 0)
+      , work_block_(std::size_t(this->op_->n_row_blocks), -1)
+      , work_("hst::ScheduledArm::work")
+      , pieces_("hst::ScheduledArm::pieces")
   {
     if (options.retire_after <= 0)
       detail::throw_invalid("hst::Operator::session: argument "
@@ -78,6 +92,8 @@ public:
       if (tile_slot_[t] < 0)
         add_tile(t);
     }
+    work_.reserve(std::size_t(this->op_->n_row_blocks));
+    dirty_blocks_.reserve(std::size_t(this->op_->n_row_blocks));
     update_schedule_stats();
   }
 
@@ -85,6 +101,13 @@ public:
   SessionOptions const &options() const { return options_; }
 
 private:
+  using Piece = detail::TilePiece;
+
+  static std::size_t n_segments(typename Base::data_type const &op)
+  {
+    return std::max<std::size_t>(op.segment_ptr.extent(0), 1) - 1;
+  }
+
   template <class ExecutionSpace, class Cols, class Dx, class Y>
   void apply_checked(ExecutionSpace const &space, Ordinal const *host_cols,
                      Cols const &cols, Dx const &dx, Y const &y)
@@ -101,9 +124,8 @@ private:
       history_.remember(host_cols, k);
     }
     if (k > 0)
-      detail::tiled_apply(space, *this->op_, n_work_, work_ptr_.device(),
-                          segment_begin_.device(), segment_end_.device(),
-                          segment_position_.device(), this->width_, dx, y);
+      detail::tiled_apply(space, *this->op_, n_work_, work_.device(), pieces_.device(),
+                          this->width_, dx, y);
   }
 
   void check_covered(Ordinal const *cols, std::size_t k) const
@@ -118,25 +140,248 @@ private:
     }
   }
 
-  std::int32_t slot_of(Ordinal c) const
-  {
-    return tile_slot_[this->op_->column_tile_of(c)];
-  }
-
+  // Patches the piece lists from the previous set to `cols`: leavers out
+  // first, then moved columns re-pointed, then entrants in (compiling their
+  // tiles in as needed); then retires unused tiles and uploads what changed.
   template <class ExecutionSpace>
   void replan(ExecutionSpace const &space, Ordinal const *cols, std::size_t k)
   {
     ++stats_.replans;
-    // A set that stayed unchanged since the last re-plan was used up to the
-    // previous step (on a step-by-step drift this pass is skipped).
-    if (last_replan_ < step_ - 1)
-      for (Ordinal c : history_.previous())
-        slot_last_used_[slot_of(c)] = step_ - 1;
-    last_replan_ = step_;
-    list_segments(space, cols, k); // compiles missing tiles in as it goes
-    if (!options_.strict)          // a strict schedule is fixed
-      retire_unused();             // spares the tiles this step uses
+    auto const &previous = history_.previous();
+    claimed_.assign(previous.size(), 0);
+    entering_.clear();
+    moved_.clear();
+    entering_.reserve(k); // both hold at most k: they grow only when k does
+    moved_.reserve(k);
+    for (std::size_t i = 0; i < k; ++i)
+    {
+      auto const p = column_position_[cols[i]];
+      if (p < 0)
+        entering_.push_back(std::int32_t(i));
+      else
+      {
+        claimed_[std::size_t(p)] = 1;
+        if (std::size_t(p) != i)
+          moved_.push_back(std::int32_t(i));
+      }
+    }
+    for (std::size_t p = 0; p < previous.size(); ++p)
+      if (!claimed_[p])
+        remove_column(previous[p]);
+    for (auto const i : moved_)
+      reposition_column(cols[i], i);
+    for (auto const i : entering_)
+      add_column(cols[i], i);
+    if (!options_.strict) // a strict schedule is fixed
+      retire_unused();    // spares the tiles this step uses
+    publish(space);
     update_schedule_stats();
+  }
+
+  // Calls f(segment, block) for each nonempty segment of column c.
+  template <class F>
+  void for_each_segment(Ordinal c, F &&f) const
+  {
+    auto const &op = *this->op_;
+    auto const t = op.column_tile[c];
+    std::size_t const j = std::size_t(op.column_in_tile[c]);
+    std::size_t const tile = std::size_t(op.options.tile);
+    std::size_t const *const segment_ptr = op.segment_ptr.data();
+    for (auto q = op.tile_ptr[t]; q < op.tile_ptr[t + 1]; ++q)
+    {
+      std::size_t const segment = std::size_t(q) * tile + j;
+      if (segment_ptr[segment] != segment_ptr[segment + 1])
+        f(segment, op.tile_row_block[q]);
+    }
+  }
+
+  void add_column(Ordinal c, std::int32_t position)
+  {
+    auto const t = this->op_->column_tile[c];
+    if (tile_slot_[t] < 0)
+      add_tile(t);
+    ++slot_columns_[tile_slot_[t]];
+    column_position_[c] = position;
+    std::size_t const *const segment_ptr = this->op_->segment_ptr.data();
+    for_each_segment(c, [&](std::size_t segment, std::int32_t block) {
+      if (block_class_[block] < 0)
+        open_block(block);
+      else if (block_count_[block] == capacity(block_class_[block]))
+        grow_block(block);
+      auto const e = block_start_[block] + block_count_[block]++;
+      auto const begin = segment_ptr[segment];
+      pieces_.host()[e] = {begin, std::int32_t(segment_ptr[segment + 1] - begin),
+                           position};
+      piece_segment_[std::size_t(e)] = segment;
+      segment_piece_[segment] = e;
+      touch(block);
+    });
+  }
+
+  void remove_column(Ordinal c)
+  {
+    auto const s = tile_slot_[this->op_->column_tile[c]];
+    if (--slot_columns_[s] == 0)
+      slot_last_used_[s] = step_ - 1; // the last step that held one of its columns
+    column_position_[c] = -1;
+    for_each_segment(c, [&](std::size_t segment, std::int32_t block) {
+      auto const e = segment_piece_[segment];
+      auto const last = block_start_[block] + --block_count_[block];
+      if (e != last)
+      {
+        Piece *const pieces = pieces_.host();
+        pieces[e] = pieces[last];
+        auto const moved = piece_segment_[std::size_t(last)];
+        piece_segment_[std::size_t(e)] = moved;
+        segment_piece_[moved] = e;
+      }
+      if (block_count_[block] == 0)
+        close_block(block);
+      else
+        touch(block);
+    });
+  }
+
+  void reposition_column(Ordinal c, std::int32_t position)
+  {
+    column_position_[c] = position;
+    for_each_segment(c, [&](std::size_t segment, std::int32_t block) {
+      pieces_.host()[segment_piece_[segment]].position = position;
+      touch(block);
+    });
+  }
+
+  static std::int32_t capacity(std::int32_t size_class)
+  {
+    return std::int32_t(min_region) << size_class;
+  }
+
+  // A free region of capacity(size_class) pieces.
+  std::int32_t take_region(std::int32_t size_class)
+  {
+    auto const z = std::size_t(size_class);
+    if (z < free_regions_.size() && !free_regions_[z].empty())
+    {
+      auto const start = free_regions_[z].back();
+      free_regions_[z].pop_back();
+      return start;
+    }
+    auto const start = pool_used_;
+    pool_used_ += capacity(size_class);
+    if (std::size_t(pool_used_) > pieces_.capacity())
+    {
+      pieces_.reserve(std::size_t(pool_used_));
+      auto const n = pieces_.capacity();
+      piece_segment_.resize(n);
+      // Free lists for every region size the pool can hold, each with room
+      // for as many regions as fit in it: freeing never allocates.
+      std::size_t classes = 0;
+      while (std::size_t(capacity(std::int32_t(classes))) <= n)
+        ++classes;
+      free_regions_.resize(classes);
+      for (std::size_t c = 0; c < classes; ++c)
+        free_regions_[c].reserve(n / std::size_t(capacity(std::int32_t(c))));
+      pool_reallocated_ = true;
+    }
+    return start;
+  }
+
+  void open_block(std::int32_t block)
+  {
+    block_class_[block] = 0;
+    block_start_[block] = take_region(0);
+    block_count_[block] = 0;
+    block_work_[block] = n_work_;
+    work_block_[std::size_t(n_work_)] = block;
+    ++n_work_;
+  }
+
+  void grow_block(std::int32_t block)
+  {
+    auto const size_class = block_class_[block];
+    auto const from = block_start_[block];
+    auto const to = take_region(size_class + 1);
+    Piece *const pieces = pieces_.host();
+    for (std::int32_t e = 0; e < block_count_[block]; ++e)
+    {
+      pieces[to + e] = pieces[from + e];
+      auto const segment = piece_segment_[std::size_t(from + e)];
+      piece_segment_[std::size_t(to + e)] = segment;
+      segment_piece_[segment] = to + e;
+    }
+    free_regions_[std::size_t(size_class)].push_back(from);
+    block_class_[block] = size_class + 1;
+    block_start_[block] = to;
+  }
+
+  // A block without pieces gives its region back and leaves the work list
+  // (the last work item takes its place).
+  void close_block(std::int32_t block)
+  {
+    free_regions_[std::size_t(block_class_[block])].push_back(block_start_[block]);
+    block_class_[block] = -1;
+    auto const w = block_work_[block];
+    auto const last = --n_work_;
+    if (w != last)
+    {
+      auto const moved = work_block_[std::size_t(last)];
+      work_block_[std::size_t(w)] = moved;
+      block_work_[moved] = w;
+    }
+    block_work_[block] = -1;
+  }
+
+  void touch(std::int32_t block)
+  {
+    if (!block_dirty_[block])
+    {
+      block_dirty_[block] = 1;
+      dirty_blocks_.push_back(block);
+    }
+  }
+
+  // Rewrites the work list and makes the changed parts of the piece list
+  // visible to kernels on `space` (nothing to copy where the host can reach
+  // MemorySpace).
+  template <class ExecutionSpace>
+  void publish(ExecutionSpace const &space)
+  {
+    detail::WorkRange *const work = work_.host();
+    for (std::int32_t w = 0; w < n_work_; ++w)
+    {
+      auto const block = work_block_[std::size_t(w)];
+      work[w] = {block_start_[block], block_start_[block] + block_count_[block]};
+    }
+    if constexpr (!decltype(pieces_)::shared)
+    {
+      if (pool_reallocated_)
+        pieces_.upload(space, std::size_t(pool_used_));
+      else if (dirty_blocks_.size() <= 4)
+      {
+        for (auto const block : dirty_blocks_)
+          if (block_class_[block] >= 0)
+            pieces_.upload(space, std::size_t(block_start_[block]),
+                           std::size_t(block_start_[block] + block_count_[block]));
+      }
+      else
+      {
+        // Many blocks changed: one copy of the span they lie in.
+        auto lo = pool_used_, hi = std::int32_t(0);
+        for (auto const block : dirty_blocks_)
+          if (block_class_[block] >= 0)
+          {
+            lo = std::min(lo, block_start_[block]);
+            hi = std::max(hi, block_start_[block] + block_count_[block]);
+          }
+        pieces_.upload(space, std::size_t(lo), std::size_t(std::max(lo, hi)));
+      }
+      work_.upload(space, std::size_t(n_work_));
+    }
+    pool_reallocated_ = false;
+    for (auto const block : dirty_blocks_)
+      block_dirty_[block] = 0;
+    dirty_blocks_.clear();
+    stats_.row_blocks = std::int64_t(n_work_);
   }
 
   void add_tile(std::int32_t t)
@@ -147,6 +392,7 @@ private:
       s = std::int32_t(slot_tile_.size());
       slot_tile_.push_back(t);
       slot_last_used_.push_back(step_);
+      slot_columns_.push_back(0);
     }
     else
     {
@@ -154,17 +400,20 @@ private:
       free_slots_.pop_back();
       slot_tile_[s] = t;
       slot_last_used_[s] = step_;
+      slot_columns_[s] = 0;
     }
     tile_slot_[t] = s;
     scheduled_tiles_ += this->op_->tile_ptr[t + 1] - this->op_->tile_ptr[t];
     ++stats_.tiles_compiled;
   }
 
-  // Frees the slots of tiles no step used for more than retire_after steps.
+  // Frees the slots of tiles no step used for more than retire_after steps
+  // (a tile that holds a column of the current set is in use now).
   void retire_unused()
   {
     for (std::size_t s = 0; s < slot_tile_.size(); ++s)
-      if (slot_tile_[s] >= 0 && step_ - slot_last_used_[s] > options_.retire_after)
+      if (slot_tile_[s] >= 0 && slot_columns_[s] == 0 &&
+          step_ - slot_last_used_[s] > options_.retire_after)
       {
         auto const t = slot_tile_[s];
         scheduled_tiles_ -= this->op_->tile_ptr[t + 1] - this->op_->tile_ptr[t];
@@ -175,114 +424,43 @@ private:
       }
   }
 
-  // The step's segment list: for every column i of the set and every tile of
-  // its column tile where the column has entries, the segment's entry range
-  // and i, grouped by row block (blocks in first-seen order, segments in
-  // column order within a block). O(k x tiles per column tile). Marks the
-  // slots the step uses, compiling missing column tiles in.
-  template <class ExecutionSpace>
-  void list_segments(ExecutionSpace const &space, Ordinal const *cols, std::size_t k)
-  {
-    auto const &op = *this->op_;
-    int const tile = op.options.tile;
-    std::size_t const *const segment_ptr = op.segment_ptr.data();
-    std::int32_t const *const tile_ptr = op.tile_ptr.data();
-    std::int32_t const *const tile_row_block = op.tile_row_block.data();
-    if (++block_epoch_ == std::numeric_limits<std::int32_t>::max())
-    {
-      std::fill(block_stamp_.begin(), block_stamp_.end(), -1);
-      block_epoch_ = 0;
-    }
-    block_count_.clear();
-    pending_.clear();
-    for (std::size_t i = 0; i < k; ++i)
-    {
-      auto const t = op.column_tile[cols[i]];
-      auto const j = op.column_in_tile[cols[i]];
-      if (tile_slot_[t] < 0)
-        add_tile(t);
-      slot_last_used_[tile_slot_[t]] = step_;
-      for (auto q = tile_ptr[t]; q < tile_ptr[t + 1]; ++q)
-      {
-        std::size_t const segment = std::size_t(q) * tile + j;
-        auto const begin = segment_ptr[segment];
-        auto const end = segment_ptr[segment + 1];
-        if (begin == end)
-          continue;
-        auto const block = tile_row_block[q];
-        if (block_stamp_[block] != block_epoch_)
-        {
-          block_stamp_[block] = block_epoch_;
-          block_index_[block] = std::int32_t(block_count_.size());
-          block_count_.push_back(0);
-        }
-        auto const w = block_index_[block];
-        ++block_count_[w];
-        pending_.push_back({w, std::int32_t(i), begin, end});
-      }
-    }
-    std::size_t const n_work = block_count_.size();
-    std::size_t const n_segments = pending_.size();
-    work_ptr_.reserve(n_work + 1);
-    segment_begin_.reserve(n_segments);
-    segment_end_.reserve(n_segments);
-    segment_position_.reserve(n_segments);
-    std::int32_t *const ptr = work_ptr_.host();
-    ptr[0] = 0;
-    for (std::size_t w = 0; w < n_work; ++w)
-      ptr[w + 1] = ptr[w] + block_count_[w];
-    cursor_.assign(ptr, ptr + n_work);
-    std::size_t *const seg_begin = segment_begin_.host();
-    std::size_t *const seg_end = segment_end_.host();
-    std::int32_t *const seg_position = segment_position_.host();
-    for (auto const &p : pending_)
-    {
-      auto const e = cursor_[p.work]++;
-      seg_begin[e] = p.begin;
-      seg_end[e] = p.end;
-      seg_position[e] = p.position;
-    }
-    n_work_ = std::int32_t(n_work);
-    work_ptr_.upload(space, n_work + 1);
-    segment_begin_.upload(space, n_segments);
-    segment_end_.upload(space, n_segments);
-    segment_position_.upload(space, n_segments);
-    stats_.row_blocks = std::int64_t(n_work);
-  }
-
   void update_schedule_stats()
   {
     stats_.column_tiles = std::int64_t(slot_tile_.size() - free_slots_.size());
     stats_.tiles = scheduled_tiles_;
   }
 
-  struct PendingSegment
-  {
-    std::int32_t work;
-    std::int32_t position;
-    std::size_t begin;
-    std::size_t end;
-  };
+  static constexpr std::int32_t min_region = 8; // pieces in the smallest region
 
   SessionOptions options_;
   std::int64_t step_ = 0;
-  std::int64_t last_replan_ = 0; // step of the last re-plan
-  detail::ColumnSetHistory<Ordinal> history_;
-  std::vector<std::int32_t> tile_slot_;      // column tile -> slot, or -1
-  std::vector<std::int32_t> slot_tile_;      // slot -> column tile, or -1
-  std::vector<std::int64_t> slot_last_used_; // slot -> last step that used it
+  detail::ColumnSetHistory<Ordinal> history_; // the set the piece lists hold
+  std::vector<std::int32_t> tile_slot_;       // column tile -> slot, or -1
+  std::vector<std::int32_t> slot_tile_;       // slot -> column tile, or -1
+  std::vector<std::int64_t> slot_last_used_;  // slot -> last step that used it
+  std::vector<std::int32_t> slot_columns_;    // slot -> columns of the set in it
   std::vector<std::int32_t> free_slots_;
   std::int64_t scheduled_tiles_ = 0; // tiles of the scheduled column tiles
-  std::vector<std::int32_t> block_stamp_;
-  std::vector<std::int32_t> block_index_;
-  std::int32_t block_epoch_ = 0;
+  // column -> its position in the set the lists hold, or -1
+  std::vector<std::int32_t> column_position_;
+  std::vector<std::int32_t> segment_piece_; // segment -> its piece, if present
+  std::vector<std::size_t> piece_segment_;  // piece -> its segment
+  // Per row block: its region of the piece list (start, size class or -1),
+  // pieces held, work item or -1, and whether this step changed it.
+  std::vector<std::int32_t> block_start_;
   std::vector<std::int32_t> block_count_;
-  std::vector<std::int32_t> cursor_;
-  std::vector<PendingSegment> pending_;
-  detail::PlannedBuffer<std::int32_t, MemorySpace> work_ptr_;
-  detail::PlannedBuffer<std::size_t, MemorySpace> segment_begin_;
-  detail::PlannedBuffer<std::size_t, MemorySpace> segment_end_;
-  detail::PlannedBuffer<std::int32_t, MemorySpace> segment_position_;
+  std::vector<std::int32_t> block_class_;
+  std::vector<std::int32_t> block_work_;
+  std::vector<char> block_dirty_;
+  std::vector<std::int32_t> dirty_blocks_;
+  std::vector<std::int32_t> work_block_;                // work item -> row block
+  std::vector<std::vector<std::int32_t>> free_regions_; // size class -> starts
+  std::int32_t pool_used_ = 0;
+  bool pool_reallocated_ = false;
+  std::vector<char> claimed_; // scratch: previous positions still held
+  std::vector<std::int32_t> entering_, moved_;
+  detail::PlannedBuffer<detail::WorkRange, MemorySpace> work_;
+  detail::PlannedBuffer<Piece, MemorySpace> pieces_;
   std::int32_t n_work_ = 0;
   ScheduleStats stats_;
 };

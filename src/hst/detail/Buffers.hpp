@@ -68,20 +68,29 @@ public:
   T *host() const { return host_.data(); }
   device_view const &device() const { return device_; }
 
+  // Whether the host mirror is the kernels' own View (uploads cost nothing).
+  static constexpr bool shared = std::is_same_v<typename host_view::memory_space,
+                                                typename device_view::memory_space>;
+
   // Makes the first `n` host entries visible to kernels on `space`.
   template <class ExecutionSpace>
   void upload(ExecutionSpace const &space, std::size_t n)
   {
-    if constexpr (!std::is_same_v<typename host_view::memory_space,
-                                  typename device_view::memory_space>)
+    upload(space, 0, n);
+  }
+
+  // Makes host entries [begin, end) visible to kernels on `space`.
+  template <class ExecutionSpace>
+  void upload(ExecutionSpace const &space, std::size_t begin, std::size_t end)
+  {
+    if constexpr (!shared)
     {
-      if (n > 0)
-        Kokkos::deep_copy(space,
-                          Kokkos::subview(device_, std::make_pair(std::size_t(0), n)),
-                          Kokkos::subview(host_, std::make_pair(std::size_t(0), n)));
+      if (begin < end)
+        Kokkos::deep_copy(space, Kokkos::subview(device_, std::make_pair(begin, end)),
+                          Kokkos::subview(host_, std::make_pair(begin, end)));
     }
     else
-      (void)space, (void)n;
+      (void)space, (void)begin, (void)end;
   }
 
 private:

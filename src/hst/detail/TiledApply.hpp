@@ -4,28 +4,43 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace hst::detail
 {
 
+// One piece of a scheduled step: the entries of one present column inside one
+// tile, [begin, begin + length) of the tile index, scaled by row `position` of
+// dx.
+struct TilePiece
+{
+  std::size_t begin;
+  std::int32_t length;
+  std::int32_t position;
+};
+
+// The pieces of one row block: [begin, end) of the piece list.
+struct WorkRange
+{
+  std::int32_t begin;
+  std::int32_t end;
+};
+
 // y += A[:, cols] * dx over the scheduled tiles. One work item per row block
-// that a column of this step passes through: it walks that block's segments
-// (one tile column each: the entries of one present column inside one tile,
-// [segment_begin, segment_end) of the tile index) and adds each, scaled by its
-// column's row of dx (`segment_position`), into y. The per-step segment list
-// holds only columns present in the step's set and only nonempty segments, so
-// an absent column of a scheduled tile costs nothing in the kernel: no test,
-// no zero multiply. Work items own distinct rows (a tile's rows lie in its
-// row block): no atomics, and the sum order is fixed.
-template <int W, class WorkPtr, class SegmentBegin, class SegmentEnd,
-          class SegmentPosition, class Rows, class Values, class Dx, class Y>
+// that a column of this step passes through: it walks that block's pieces
+// (one tile column each) and adds each, scaled by its column's row of dx, into
+// y. The piece list holds only columns present in the step's set and only
+// nonempty pieces, so an absent column of a scheduled tile costs nothing in
+// the kernel: no test, no zero multiply. Work items own distinct rows (a
+// tile's rows lie in its row block): no atomics, and the sum order is fixed by
+// the list.
+template <int W, class Work, class Pieces, class Rows, class Values, class Dx, class Y>
 struct TiledFunctor
 {
-  WorkPtr work_ptr;
-  SegmentBegin segment_begin;
-  SegmentEnd segment_end;
-  SegmentPosition segment_position;
+  Work work;
+  Pieces pieces;
   Rows row;
   Values val;
   Dx dx;
@@ -34,23 +49,22 @@ struct TiledFunctor
 
   KOKKOS_FUNCTION void operator()(int w) const
   {
-    auto const last = work_ptr(w + 1);
-    for (auto s = work_ptr(w); s < last; ++s)
+    WorkRange const range = work(w);
+    for (auto s = range.begin; s < range.end; ++s)
     {
-      DxRow<W, Dx> const x(dx, segment_position(s), width);
-      auto const end = segment_end(s);
-      for (auto p = segment_begin(s); p < end; ++p)
+      TilePiece const piece = pieces(s);
+      DxRow<W, Dx> const x(dx, piece.position, width);
+      auto const end = piece.begin + std::size_t(piece.length);
+      for (auto p = piece.begin; p < end; ++p)
         add_scaled<false>(y, row(p), val(p), x);
     }
   }
 };
 
-template <class ExecutionSpace, class Data, class WorkPtr, class SegmentBegin,
-          class SegmentEnd, class SegmentPosition, class Dx, class Y>
+template <class ExecutionSpace, class Data, class Work, class Pieces, class Dx, class Y>
 void tiled_apply(ExecutionSpace const &space, Data const &op, int n_work,
-                 WorkPtr const &work_ptr, SegmentBegin const &segment_begin,
-                 SegmentEnd const &segment_end, SegmentPosition const &segment_position,
-                 int width, Dx const &dx, Y const &y)
+                 Work const &work, Pieces const &pieces, int width, Dx const &dx,
+                 Y const &y)
 {
   if (n_work == 0)
     return;
@@ -59,13 +73,12 @@ void tiled_apply(ExecutionSpace const &space, Data const &op, int n_work,
   prefetch_on_host<ExecutionSpace>(dx);
   dispatch_width(width, [&](auto w) {
     constexpr int W = decltype(w)::value;
-    using Functor = TiledFunctor<W, WorkPtr, SegmentBegin, SegmentEnd, SegmentPosition,
-                                 decltype(op.tile_row), decltype(op.tile_val), Dx, Y>;
+    using Functor = TiledFunctor<W, Work, Pieces, decltype(op.tile_row),
+                                 decltype(op.tile_val), Dx, Y>;
     Kokkos::parallel_for(
         kernel_label,
         Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<int>>(space, 0, n_work),
-        Functor{work_ptr, segment_begin, segment_end, segment_position, op.tile_row,
-                op.tile_val, dx, y, width});
+        Functor{work, pieces, op.tile_row, op.tile_val, dx, y, width});
   });
 }
 
