@@ -18,7 +18,11 @@
 //   ratios, and after how many steps of each phase the session's decision
 //   changed (follow_*; -1 if it did not change within the phase).
 //
-//   bench_adaptive [--benchmark_out=adaptive.json --benchmark_out_format=json]
+// --hst_layout=left|right (default left): the Kokkos layout of y and each
+// step's k x B dx (in the JSON context as hst_layout).
+//
+//   bench_adaptive [--hst_layout=left|right]
+//                  [--benchmark_out=adaptive.json --benchmark_out_format=json]
 
 #include <hst/workload/Suite.hpp>
 
@@ -29,6 +33,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -55,13 +61,15 @@ Rung rung_of(hst::Arm arm)
   return Rung::scatter;
 }
 
+template <class L>
 struct Problem
 {
   std::optional<HSTOperator> op;
-  Staged staged;
+  Staged<L> staged;
 };
 
-std::map<std::string, std::unique_ptr<Problem>> problems;
+template <class L>
+std::map<std::string, std::unique_ptr<Problem<L>>> problems;
 
 hst::workload::WorkloadOptions options(Motion motion, std::uint64_t seed)
 {
@@ -73,17 +81,18 @@ hst::workload::WorkloadOptions options(Motion motion, std::uint64_t seed)
   return w;
 }
 
-Problem const &problem(std::string const &key, std::string const &op_name,
-                       std::vector<Phase> const &phases)
+template <class L>
+Problem<L> const &problem(std::string const &key, std::string const &op_name,
+                          std::vector<Phase> const &phases)
 {
-  auto &slot = problems[key];
+  auto &slot = problems<L>[key];
   if (!slot)
   {
-    slot = std::make_unique<Problem>();
+    slot = std::make_unique<Problem<L>>();
     auto const A =
         hst::workload::to_crs<Matrix>(hst::workload::suite_operator(op_name).build());
     time_operator_build(A, slot->op);
-    slot->staged = stage(A, phases);
+    slot->staged = stage<L>(A, phases);
   }
   return *slot;
 }
@@ -97,11 +106,13 @@ double median(std::vector<double> v)
 
 constexpr int settled_steps = 600, probe_window = 100;
 
+template <class L>
 void settled(benchmark::State &state, std::string const &op_name, Motion motion)
 {
-  auto const &p = problem(op_name + "/" + hst::workload::to_string(motion), op_name,
-                          {{options(motion, 7), settled_steps}});
-  MultiVector y("hst::bench::y", p.staged.A.numRows(), p.staged.width);
+  auto const &p = problem<L>(op_name + "/" + hst::workload::to_string(motion), op_name,
+                             {{options(motion, 7), settled_steps}});
+  typename Staged<L>::MultiVector y("hst::bench::y", p.staged.A.numRows(),
+                                    p.staged.width);
   hst::AdaptiveOptions adaptive_options;
   adaptive_options.recheck_period = 0; // settled for the whole timed window
   std::vector<double> overhead;
@@ -144,8 +155,9 @@ constexpr std::array<Motion, 3> shift_motions = {Motion::drift, Motion::jump,
 
 // Runs every step of the staged run into y and returns the seconds of each
 // phase, fenced at the phase boundaries.
-template <class Rung>
-std::array<double, 3> phase_seconds(Staged const &p, Rung &rung, MultiVector const &y,
+template <class L, class Rung>
+std::array<double, 3> phase_seconds(Staged<L> const &p, Rung &rung,
+                                    typename Staged<L>::MultiVector const &y,
                                     ExecutionSpace const &space)
 {
   std::array<double, 3> seconds{};
@@ -162,13 +174,15 @@ std::array<double, 3> phase_seconds(Staged const &p, Rung &rung, MultiVector con
   return seconds;
 }
 
+template <class L>
 void shift(benchmark::State &state, std::string const &op_name)
 {
   std::vector<Phase> phases;
   for (std::size_t i = 0; i < shift_motions.size(); ++i)
     phases.push_back({options(shift_motions[i], 11 + i), phase_steps});
-  auto const &p = problem(op_name + "/shift", op_name, phases);
-  MultiVector y("hst::bench::y", p.staged.A.numRows(), p.staged.width);
+  auto const &p = problem<L>(op_name + "/shift", op_name, phases);
+  typename Staged<L>::MultiVector y("hst::bench::y", p.staged.A.numRows(),
+                                    p.staged.width);
   ExecutionSpace space;
   std::map<Rung, std::vector<std::array<double, 3>>> arm_seconds;
   std::vector<std::array<double, 3>> adaptive_seconds;
@@ -242,6 +256,7 @@ void shift(benchmark::State &state, std::string const &op_name)
   state.SetLabel("decisions (step:arm) " + decisions);
 }
 
+template <class L>
 void register_all()
 {
   for (std::string op :
@@ -250,11 +265,11 @@ void register_all()
     for (Motion m : {Motion::drift, Motion::jump, Motion::frozen})
       benchmark::RegisterBenchmark(
           ("adaptive/settled/" + op + "/" + hst::workload::to_string(m)).c_str(),
-          [op, m](benchmark::State &s) { settled(s, op, m); })
+          [op, m](benchmark::State &s) { settled<L>(s, op, m); })
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("adaptive/shift/" + op).c_str(),
-                                 [op](benchmark::State &s) { shift(s, op); })
+                                 [op](benchmark::State &s) { shift<L>(s, op); })
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   }
@@ -265,14 +280,38 @@ void register_all()
 int main(int argc, char *argv[])
 {
   Kokkos::ScopeGuard kokkos(argc, argv);
+  // --hst_layout=left|right, taken out of argv before Google Benchmark reads it.
+  Layout layout = Layout::left;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i)
+  {
+    if (std::strncmp(argv[i], "--hst_layout=", std::strlen("--hst_layout=")) != 0)
+    {
+      argv[kept++] = argv[i];
+      continue;
+    }
+    auto const parsed = parse_layout(argv[i] + std::strlen("--hst_layout="));
+    if (!parsed)
+    {
+      std::fprintf(stderr, "bench_adaptive: '%s': the layout is left or right\n",
+                   argv[i]);
+      return 2;
+    }
+    layout = *parsed;
+  }
+  argc = kept;
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv))
     return 2;
   benchmark::AddCustomContext("kokkos_version", std::to_string(KOKKOS_VERSION));
   benchmark::AddCustomContext("execution_space", ExecutionSpace::name());
-  register_all();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  problems.clear();
+  benchmark::AddCustomContext("hst_layout", to_string(layout));
+  with_layout(layout, [](auto l) {
+    using L = decltype(l);
+    register_all<L>();
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    problems<L>.clear();
+  });
   return 0;
 }

@@ -12,7 +12,12 @@
 // that preparation has paid for itself against (a). A table of medians closes
 // the run.
 //
+// --hst_layout=left|right (default left) is the Kokkos layout of x, y and
+// each step's k x B dx for every rung of the run; it is in the JSON context
+// (hst_layout) and the closing table's title.
+//
 //   bench_ladder [--hst_suite=quick|full] [--hst_operators=NAME,...]
+//                [--hst_layout=left|right]
 //                [--benchmark_out=ladder.json --benchmark_out_format=json] ...
 
 #include <hst/workload/Suite.hpp>
@@ -39,24 +44,27 @@ using namespace hst::bench;
 using SuiteOperator = hst::workload::SuiteOperator<Scalar, Ordinal>;
 constexpr int steps = 200;
 
-// One operator: A, its hst::Operator and the staged workload. Built on first
-// use, released before Kokkos is finalized.
+// One operator: A, its hst::Operator and the staged workload in layout L.
+// Built on first use, released before Kokkos is finalized.
+template <class L>
 struct Problem
 {
   std::optional<HSTOperator> op;
   double operator_seconds = 0;
-  Staged staged;
+  Staged<L> staged;
 };
 
 std::map<std::string, SuiteOperator> catalogue;
-std::map<std::string, std::unique_ptr<Problem>> problems;
+template <class L>
+std::map<std::string, std::unique_ptr<Problem<L>>> problems;
 
-Problem const &problem(std::string const &name)
+template <class L>
+Problem<L> const &problem(std::string const &name)
 {
-  auto &slot = problems[name];
+  auto &slot = problems<L>[name];
   if (!slot)
   {
-    slot = std::make_unique<Problem>();
+    slot = std::make_unique<Problem<L>>();
     auto const A = hst::workload::to_crs<Matrix>(catalogue.at(name).build());
     slot->operator_seconds = time_operator_build(A, slot->op);
     hst::workload::WorkloadOptions w;
@@ -64,7 +72,7 @@ Problem const &problem(std::string const &name)
     w.churn = 0.01;
     w.width = 8;
     w.seed = 20261202;
-    slot->staged = stage(A, w, steps);
+    slot->staged = stage<L>(A, w, steps);
   }
   return *slot;
 }
@@ -87,7 +95,8 @@ double median(std::vector<double> v)
 
 bool is_arm(Rung r) { return r != Rung::full && r != Rung::slice; }
 
-double preparation_seconds(Problem const &p, Rung r, double rung_prepare_s)
+template <class L>
+double preparation_seconds(Problem<L> const &p, Rung r, double rung_prepare_s)
 {
   return rung_prepare_s + (is_arm(r) ? p.operator_seconds : 0.0);
 }
@@ -97,10 +106,12 @@ double break_even(double prepare_s, double us, double full_us)
   return full_us > us ? std::ceil(1e6 * prepare_s / (full_us - us)) : std::nan("");
 }
 
+template <class L>
 void run_rung_benchmark(benchmark::State &state, std::string const &name, Rung rung)
 {
-  auto const &p = problem(name);
-  MultiVector y("hst::ladder::y", p.staged.A.numRows(), p.staged.width);
+  auto const &p = problem<L>(name);
+  typename Staged<L>::MultiVector y("hst::ladder::y", p.staged.A.numRows(),
+                                    p.staged.width);
   auto &mine = samples[name][rung];
   std::vector<double> us, prep;
   double error = 0;
@@ -141,13 +152,15 @@ void run_rung_benchmark(benchmark::State &state, std::string const &name, Rung r
   state.counters["changed_nnz"] = p.staged.changed_nnz;
 }
 
+template <class L>
 void print_table()
 {
-  std::printf("\nLadder medians (B = 8, drift, churn 0.01, default k, %d steps)\n",
-              steps);
+  std::printf("\nLadder medians (B = 8, drift, churn 0.01, default k, %d steps, x, y and "
+              "dx %s)\n",
+              steps, layout_of<L>() == Layout::left ? "LayoutLeft" : "LayoutRight");
   for (auto const &[name, by_rung] : samples)
   {
-    auto const &p = *problems.at(name);
+    auto const &p = *problems<L>.at(name);
     std::printf("\n%s: %d rows, %zu nnz, k = %d, mean nnz(A[:,S]) = %.0f\n", name.c_str(),
                 int(p.staged.A.numRows()), std::size_t(p.staged.A.nnz()), p.staged.k,
                 p.staged.changed_nnz);
@@ -176,8 +189,9 @@ void print_table()
   }
 }
 
-// Takes --hst_suite and --hst_operators out of argv; returns the operators.
-std::vector<SuiteOperator> take_operator_flags(int &argc, char *argv[])
+// Takes --hst_suite, --hst_operators and --hst_layout out of argv; returns the
+// operators and sets `layout`.
+std::vector<SuiteOperator> take_hst_flags(int &argc, char *argv[], Layout &layout)
 {
   auto scale = hst::workload::SuiteScale::quick;
   std::vector<std::string> names;
@@ -195,9 +209,18 @@ std::vector<SuiteOperator> take_operator_flags(int &argc, char *argv[])
       for (std::string item; std::getline(list, item, ',');)
         names.push_back(item);
     }
+    else if (arg.rfind("--hst_layout=", 0) == 0)
+    {
+      auto const parsed = parse_layout(arg.substr(std::strlen("--hst_layout=")));
+      if (!parsed)
+        throw std::invalid_argument("bench_ladder: '" + arg +
+                                    "': the layout is left or right");
+      layout = *parsed;
+    }
     else if (arg.rfind("--hst_", 0) == 0)
       throw std::invalid_argument("bench_ladder: unknown argument '" + arg +
-                                  "' (--hst_suite=quick|full, --hst_operators=NAME,...)");
+                                  "' (--hst_suite=quick|full, --hst_operators=NAME,..., "
+                                  "--hst_layout=left|right)");
     else
       argv[out++] = argv[i];
   }
@@ -210,6 +233,7 @@ std::vector<SuiteOperator> take_operator_flags(int &argc, char *argv[])
   return ops;
 }
 
+template <class L>
 void register_all(std::vector<SuiteOperator> const &ops)
 {
   for (auto const &op : ops)
@@ -218,7 +242,7 @@ void register_all(std::vector<SuiteOperator> const &ops)
     for (Rung rung : all_rungs())
       benchmark::RegisterBenchmark(("ladder/" + op.name + "/" + to_string(rung)).c_str(),
                                    [name = op.name, rung](benchmark::State &s) {
-                                     run_rung_benchmark(s, name, rung);
+                                     run_rung_benchmark<L>(s, name, rung);
                                    })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
@@ -230,9 +254,11 @@ void register_all(std::vector<SuiteOperator> const &ops)
 int main(int argc, char *argv[])
 {
   Kokkos::ScopeGuard kokkos(argc, argv);
+  Layout layout = Layout::left;
+  std::vector<SuiteOperator> ops;
   try
   {
-    register_all(take_operator_flags(argc, argv));
+    ops = take_hst_flags(argc, argv, layout);
   }
   catch (std::exception const &e)
   {
@@ -244,10 +270,15 @@ int main(int argc, char *argv[])
     return 2;
   benchmark::AddCustomContext("kokkos_version", std::to_string(KOKKOS_VERSION));
   benchmark::AddCustomContext("execution_space", ExecutionSpace::name());
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  print_table();
-  samples.clear();
-  problems.clear();
+  benchmark::AddCustomContext("hst_layout", to_string(layout));
+  with_layout(layout, [&](auto l) {
+    using L = decltype(l);
+    register_all<L>(ops);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    print_table<L>();
+    samples.clear();
+    problems<L>.clear();
+  });
   return 0;
 }

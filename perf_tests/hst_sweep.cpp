@@ -52,18 +52,22 @@ struct Arguments
   int steps = 200;
   int repeats = -1; // -1: 3 with --quick, 5 otherwise
   int width = 8;
+  Layout layout = Layout::left;
 };
 
 constexpr char const *usage =
     "usage: hst-sweep [--quick] [--out DIR] [--operators NAME,...] [--mtx FILE]...\n"
     "                 [--motions drift,jump,frozen] [--rho 0.002,0.01,0.05,0.25]\n"
-    "                 [--steps 200] [--repeats R] [--B 8] [--no-growth] [--list]\n"
+    "                 [--steps 200] [--repeats R] [--B 8] [--layout left|right]\n"
+    "                 [--no-growth] [--list]\n"
     "  --quick       the quick suite (under 2 minutes on 2 cores), 3 passes per arm\n"
     "  --out DIR     where sweep.csv, sweep.json, preparation.csv, growth.csv and\n"
     "                sweep-summary.txt go (default hst-results)\n"
     "  --operators   suite operators by name (see --list) instead of the suite\n"
     "  --mtx FILE    also measure a Matrix Market file (.mtx or .mtx.gz)\n"
     "  --repeats R   passes per arm and case, median reported (default 5; 3 quick)\n"
+    "  --layout L    Kokkos layout of x, y and each step's k x B dx: left\n"
+    "                (LayoutLeft, default) or right (LayoutRight)\n"
     "  --no-growth   skip the cost-growth series (1e4 to 1e6 rows at k = 300)\n"
     "  --list        print the selected operators and exit\n";
 
@@ -164,6 +168,14 @@ Arguments parse(int argc, char *argv[])
       a.repeats = parse_count(flag, value(), 1);
     else if (flag == "--B")
       a.width = parse_count(flag, value(), 1);
+    else if (flag == "--layout")
+    {
+      std::string const name = value();
+      auto const layout = parse_layout(name);
+      if (!layout)
+        usage_error("argument '--layout' expects left or right, got '" + name + "'");
+      a.layout = *layout;
+    }
     else
       usage_error("unknown argument '" + flag + "'");
   }
@@ -342,11 +354,12 @@ std::vector<Rung> const &measured_rungs()
 }
 
 // Median us/step of each measured rung over `repeats` interleaved passes.
-std::map<Rung, double> measure_arms(Staged const &p, HSTOperator const &op, int repeats,
-                                    std::map<Rung, double> *rel_error,
+template <class L>
+std::map<Rung, double> measure_arms(Staged<L> const &p, HSTOperator const &op,
+                                    int repeats, std::map<Rung, double> *rel_error,
                                     std::map<Rung, double> *prepare_s)
 {
-  MultiVector y("hst::sweep::y", p.A.numRows(), p.width);
+  typename Staged<L>::MultiVector y("hst::sweep::y", p.A.numRows(), p.width);
   std::map<Rung, std::vector<double>> us, prep;
   auto const &rungs = measured_rungs();
   for (int r = 0; r < repeats; ++r)
@@ -436,13 +449,16 @@ void print_adaptive(std::ostream &out, std::vector<Case> const &cases,
 }
 
 void print_summary(std::ostream &out, std::vector<Case> const &cases,
-                   std::vector<OperatorInfo> const &infos)
+                   std::vector<OperatorInfo> const &infos, Arguments const &a)
 {
   std::map<std::string, double> full_us;
   for (auto const &info : infos)
     full_us[info.name] = info.full_us;
   auto const &arms = arm_rungs();
 
+  out << "\nSummary: B = " << a.width << ", x, y and each step's dx in Layout"
+      << (a.layout == Layout::left ? "Left" : "Right") << " (--layout "
+      << to_string(a.layout) << ")\n";
   out << "\nSpeedups, geomean over operators (t_right / t_left: >1 means the left arm "
          "is faster)\n";
   std::vector<std::string> header = {"motion", "rho", "n"};
@@ -641,20 +657,22 @@ void write_outputs(Arguments const &a, std::vector<OperatorInfo> const &infos,
   namespace fs = std::filesystem;
   fs::create_directories(a.out);
   std::ofstream csv(fs::path(a.out) / "sweep.csv");
+  char const *const layout = to_string(a.layout);
   csv << "operator,family,motion,rho,k,changed_nnz,replaced_per_step,arm,us_per_step,"
-         "rel_error\n";
+         "rel_error,layout\n";
   for (auto const &c : cases)
     for (auto const &[arm, us] : c.us)
       csv << c.op << ',' << c.family << ',' << hst::workload::to_string(c.motion) << ','
           << c.rho << ',' << c.k << ',' << c.changed_nnz << ',' << c.replaced << ','
-          << to_string(arm) << ',' << us << ',' << c.rel_error.at(arm) << '\n';
+          << to_string(arm) << ',' << us << ',' << c.rel_error.at(arm) << ',' << layout
+          << '\n';
 
   std::ofstream prep(fs::path(a.out) / "preparation.csv");
   prep << "operator,family,shuffled,rows,cols,nnz,tiles,mean_tile_nnz,generate_s,"
           "operator_s,full_us_per_step";
   for (Rung arm : measured_rungs())
     prep << ',' << to_string(arm) << "_prepare_s";
-  prep << '\n';
+  prep << ",layout\n";
   for (auto const &i : infos)
   {
     prep << i.name << ',' << i.family << ',' << i.shuffled << ',' << i.rows << ','
@@ -663,22 +681,22 @@ void write_outputs(Arguments const &a, std::vector<OperatorInfo> const &infos,
     for (Rung arm : measured_rungs())
       prep << ','
            << (i.arm_prepare_s.count(arm) ? i.arm_prepare_s.at(arm) : std::nan(""));
-    prep << '\n';
+    prep << ',' << layout << '\n';
   }
 
   std::ofstream gcsv(fs::path(a.out) / "growth.csv");
-  gcsv << "operator,rows,k,changed_nnz,arm,us_per_step\n";
+  gcsv << "operator,rows,k,changed_nnz,arm,us_per_step,layout\n";
   for (auto const &g : growth)
     for (auto const &[arm, us] : g.us)
       gcsv << g.op << ',' << g.rows << ',' << g.k << ',' << g.changed_nnz << ','
-           << to_string(arm) << ',' << us << '\n';
+           << to_string(arm) << ',' << us << ',' << layout << '\n';
 
   std::ofstream json(fs::path(a.out) / "sweep.json");
   json << "{\n  \"context\": {\"kokkos_version\": " << KOKKOS_VERSION
        << ", \"execution_space\": " << json_string(ExecutionSpace::name())
        << ", \"concurrency\": " << hst::kokkos_ext::concurrency(ExecutionSpace{})
-       << ", \"B\": " << a.width << ", \"steps\": " << a.steps
-       << ", \"repeats\": " << a.repeats
+       << ", \"B\": " << a.width << ", \"layout\": " << json_string(layout)
+       << ", \"steps\": " << a.steps << ", \"repeats\": " << a.repeats
        << ", \"quick\": " << (a.quick ? "true" : "false") << "},\n  \"operators\": [";
   for (std::size_t i = 0; i < infos.size(); ++i)
   {
@@ -737,6 +755,7 @@ void write_outputs(Arguments const &a, std::vector<OperatorInfo> const &infos,
   json << "\n  ]\n}\n";
 }
 
+template <class L>
 int run(Arguments const &a)
 {
   auto const operators = select_operators(a);
@@ -756,7 +775,8 @@ int run(Arguments const &a)
             << " motions x " << a.rhos.size() << " churn values, B = " << a.width << ", "
             << a.steps << " steps, median of " << a.repeats << " passes, "
             << ExecutionSpace::name() << " with "
-            << hst::kokkos_ext::concurrency(ExecutionSpace{}) << " thread(s)\n";
+            << hst::kokkos_ext::concurrency(ExecutionSpace{}) << " thread(s), layout "
+            << to_string(a.layout) << "\n";
 
   std::vector<OperatorInfo> infos;
   std::vector<Case> cases;
@@ -771,15 +791,15 @@ int run(Arguments const &a)
               << fixed(info.tiles.mean_tile_nnz, 1) << " nnz/tile), operator built in "
               << fixed(1e3 * info.operator_seconds, 1) << " ms\n";
     {
-      auto const p = stage(A, workload_options(Motion::drift, 0.01, a.width), a.steps);
-      MultiVector y("hst::sweep::y", A.numRows(), a.width);
+      auto const p = stage<L>(A, workload_options(Motion::drift, 0.01, a.width), a.steps);
+      typename Staged<L>::MultiVector y("hst::sweep::y", A.numRows(), a.width);
       info.full_us = run_rung(Rung::full, p, *op, y).us_per_step;
       std::cout << "    full recompute " << fixed(info.full_us, 1) << " us/step\n";
     }
     for (Motion motion : a.motions)
       for (double rho : a.rhos)
       {
-        auto const p = stage(A, workload_options(motion, rho, a.width), a.steps);
+        auto const p = stage<L>(A, workload_options(motion, rho, a.width), a.steps);
         Case c{info.name,     info.family, motion, rho, p.k,
                p.changed_nnz, p.replaced,  {},     {}};
         bool const reference = motion == Motion::drift && rho == 0.01;
@@ -804,7 +824,7 @@ int run(Arguments const &a)
       std::optional<HSTOperator> op;
       auto const A = build(entry, info, op);
       auto const p =
-          stage(A, workload_options(Motion::drift, 0.01, a.width, 300), a.steps);
+          stage<L>(A, workload_options(Motion::drift, 0.01, a.width, 300), a.steps);
       GrowthPoint g{entry.name, info.rows, p.k, p.changed_nnz, {}};
       g.us = measure_arms(p, *op, a.repeats, nullptr, nullptr);
       std::cout << "    " << g.op << " (" << g.rows << " rows):" << arm_list(g.us)
@@ -814,7 +834,7 @@ int run(Arguments const &a)
   }
 
   std::ostringstream summary;
-  print_summary(summary, cases, infos);
+  print_summary(summary, cases, infos, a);
   print_preparation(summary, infos, cases);
   print_growth(summary, growth);
   std::cout << summary.str();
@@ -833,7 +853,10 @@ int main(int argc, char *argv[])
   Kokkos::ScopeGuard kokkos(argc, argv);
   try
   {
-    return run(arguments);
+    int status = 0;
+    with_layout(arguments.layout,
+                [&](auto layout) { status = run<decltype(layout)>(arguments); });
+    return status;
   }
   catch (std::exception const &e)
   {

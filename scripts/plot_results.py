@@ -59,7 +59,12 @@ def ladder_medians(path):
             for op, rungs in samples.items()}
 
 
-def plot_ladder(medians, out):
+def layout_note(layout):
+    """' (x, y, dx LayoutRight)' for a layout named in the results' context."""
+    return f" (x, y, dx Layout{layout.capitalize()})" if layout else ""
+
+
+def plot_ladder(medians, out, layout=None):
     ops = list(medians)
     rungs = [r for r in RUNG_ORDER if any(r in medians[o] for o in ops)]
     width = 0.8 / len(rungs)
@@ -73,7 +78,7 @@ def plot_ladder(medians, out):
     ax.set_xticklabels(ops, rotation=30, ha="right", fontsize=8)
     readable_log_axis(ax.yaxis)
     ax.set_ylabel("us per step (log scale, lower is better)")
-    ax.set_title("The ladder: B = 8, drift, churn 0.01, default k")
+    ax.set_title("The ladder: B = 8, drift, churn 0.01, default k" + layout_note(layout))
     ax.grid(axis="y", which="both", alpha=0.3)
     ax.legend(fontsize=8, ncol=3)
     fig.tight_layout()
@@ -123,7 +128,9 @@ def plot_drift_vs_jump(sweep, out):
     handles = [plt.Line2D([], [], marker="o", ls="", color=colours[f], label=f)
                for f in families]
     fig.legend(handles=handles, loc="lower center", ncol=min(len(families), 6), fontsize=8)
-    fig.suptitle("Scheduled vs exact set per operator (>1: scheduled faster)")
+    layout = sweep.get("context", {}).get("layout")
+    fig.suptitle("Scheduled vs exact set per operator (>1: scheduled faster)"
+                 + layout_note(layout))
     fig.tight_layout(rect=(0, 0.06, 1, 0.96))
     fig.savefig(out, dpi=120)
     plt.close(fig)
@@ -154,7 +161,9 @@ def plot_growth(sweep, out):
     readable_log_axis(ax.yaxis)
     ax.set_xlabel("rows of the operator (2D 5-point grid)")
     ax.set_ylabel("us per step")
-    ax.set_title(f"Cost growth at fixed k = {growth[0]['k']} (drift, churn 0.01)")
+    layout = sweep.get("context", {}).get("layout")
+    ax.set_title(f"Cost growth at fixed k = {growth[0]['k']} (drift, churn 0.01)"
+                 + layout_note(layout), fontsize=10)
     ax.grid(which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -180,7 +189,8 @@ def plot_adaptive(sweep, out):
     ax.axvline(0.9, color="black", ls="--", lw=0.8, label="0.9x")
     ax.set_xlabel("adaptive speed relative to the best arm (t_best / t_adaptive)")
     ax.set_ylabel("cases")
-    ax.set_title("Adaptive session vs the per-case best arm")
+    ax.set_title("Adaptive session vs the per-case best arm"
+                 + layout_note(sweep.get("context", {}).get("layout")))
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out, dpi=120)
@@ -195,7 +205,8 @@ def main():
     made = []
     ladder = results / "ladder.json"
     if ladder.exists():
-        plot_ladder(ladder_medians(ladder), results / "ladder.png")
+        context = json.loads(ladder.read_text()).get("context", {})
+        plot_ladder(ladder_medians(ladder), results / "ladder.png", context.get("hst_layout"))
         made.append("ladder.png")
     sweep_path = results / "sweep.json"
     if sweep_path.exists():
