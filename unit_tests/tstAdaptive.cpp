@@ -317,9 +317,10 @@ bool starts_with(std::string const &s, std::string const &prefix)
 TYPED_TEST(Adaptive, initial_probe_picks_the_arm_the_clock_makes_fastest)
 {
   using ExecutionSpace = TypeParam;
-  // A frozen set: the exact-set arm compiles it on its first step and the
-  // scheduled arm plans on its first, so each warms up once; the scatter arm
-  // meets no new set. All arms within 2x: none is cut.
+  // A frozen set, which the session expects: the exact-set arm compiles it on
+  // its first step, so it warms up once; the scheduled arm was planned for it
+  // when made and the scatter arm keeps no set, so neither warms up. All arms
+  // within 2x: none is cut.
   auto const s = one_motion(hw::Motion::frozen, 30);
   auto const options = small_options();
   struct Case
@@ -338,13 +339,13 @@ TYPED_TEST(Adaptive, initial_probe_picks_the_arm_the_clock_makes_fastest)
     std::vector<Arm> ran;
     h.run(s, 0, s.size(), [&](std::size_t) { ran.push_back(h.session.running()); });
 
-    // Round 1: exact set (warm-up + 1), scheduled (warm-up + 1), scatter (1);
-    // round 2: 2 more measured steps each, fastest first.
-    std::vector<Arm> expected = {X, X, H, H, C};
+    // Round 1: exact set (warm-up + 1), scheduled (1), scatter (1); round 2:
+    // 2 more measured steps each, fastest first.
+    std::vector<Arm> expected = {X, X, H, C};
     for (Arm a : c.round2)
       expected.insert(expected.end(), {a, a});
     std::int64_t const L = std::int64_t(expected.size());
-    ASSERT_EQ(L, 11);
+    ASSERT_EQ(L, 10);
     expected.resize(s.size(), c.fastest);
     EXPECT_EQ(ran, expected);
 
@@ -358,7 +359,7 @@ TYPED_TEST(Adaptive, initial_probe_picks_the_arm_the_clock_makes_fastest)
     EXPECT_EQ(d.step, L);
     EXPECT_EQ(d.reason, "initial probe");
     EXPECT_EQ(d.measured_steps, (std::array<int, 3>{3, 3, 3}));
-    EXPECT_EQ(d.warmup_steps, (std::array<int, 3>{1, 1, 0})); // indexed by Arm
+    EXPECT_EQ(d.warmup_steps, (std::array<int, 3>{0, 1, 0})); // indexed by Arm
     for (std::size_t a = 0; a < 3; ++a)
       EXPECT_NEAR(d.us_per_step[a], c.prices.step[a], 1e-9);
     EXPECT_EQ(r.probe_steps, L);
@@ -385,13 +386,13 @@ TYPED_TEST(Adaptive, clearly_worse_arms_are_cut_after_one_measured_step)
   Arm const X = Arm::exact_set, H = Arm::scheduled, C = Arm::scatter;
   // Round 1 as above; exact set (5 > 2 x 1) and scatter (4 > 2 x 1) are cut;
   // round 2: the scheduled arm's last 2 measured steps.
-  std::vector<Arm> expected = {X, X, H, H, C, H, H};
+  std::vector<Arm> expected = {X, X, H, C, H, H};
   expected.resize(s.size(), H);
   EXPECT_EQ(ran, expected);
   auto const &r = h.session.report();
   ASSERT_EQ(r.decisions.size(), 1u);
   auto const &d = r.decisions[0];
-  EXPECT_EQ(d.step, 7);
+  EXPECT_EQ(d.step, 6);
   EXPECT_EQ(d.chosen, H);
   EXPECT_EQ(d.measured_steps, (std::array<int, 3>{3, 1, 1}));
   EXPECT_NEAR(d.us_per_step[slot(X)], 5.0, 1e-9);
@@ -408,7 +409,7 @@ TYPED_TEST(Adaptive, clearly_worse_arms_are_cut_after_one_measured_step)
   Harness<ExecutionSpace> all(s.cols[0], options, flat_prices(1.0, 5.0, 4.0));
   all.run(s, 0, s.size());
   auto const &e = all.session.report().decisions.at(0);
-  EXPECT_EQ(e.step, 11);
+  EXPECT_EQ(e.step, 10);
   EXPECT_EQ(e.chosen, H);
   EXPECT_EQ(e.measured_steps, (std::array<int, 3>{3, 3, 3}));
   EXPECT_EQ(e.reason, "initial probe");
@@ -417,24 +418,26 @@ TYPED_TEST(Adaptive, clearly_worse_arms_are_cut_after_one_measured_step)
 TYPED_TEST(Adaptive, round_two_stops_an_arm_whose_mean_passes_the_cut)
 {
   using ExecutionSpace = TypeParam;
-  // Round 1 (steps 0..4) keeps all three arms (1.0, 1.5, 1.9 us); round 2
-  // runs scheduled (5, 6), exact set (7, 8), then scatter from step 9, whose
-  // price rises to 4 us there: its mean (1.9 + 4) / 2 = 2.95 us exceeds
-  // 2 x 1.0, so it stops after 2 of its 3 measured steps.
+  // Round 1 (steps 0..3; the scheduled arm was planned for the frozen set
+  // when made, so only the exact-set arm warms up) keeps all three arms (1.0,
+  // 1.5, 1.9 us); round 2 runs scheduled (4, 5), exact set (6, 7), then
+  // scatter from step 8, whose price rises to 4 us there: its mean
+  // (1.9 + 4) / 2 = 2.95 us exceeds 2 x 1.0, so it stops after 2 of its 3
+  // measured steps.
   auto const s = one_motion(hw::Motion::frozen, 30);
   Harness<ExecutionSpace> h(s.cols[0], small_options(), flat_prices(1.0, 1.5, 1.9));
   std::vector<Arm> ran;
   h.run(s, 0, s.size(), [&](std::size_t i) {
-    if (i == 9)
+    if (i == 8)
       h.clock.prices = flat_prices(1.0, 1.5, 4.0);
     ran.push_back(h.session.running());
   });
   Arm const X = Arm::exact_set, H = Arm::scheduled, C = Arm::scatter;
-  std::vector<Arm> expected = {X, X, H, H, C, H, H, X, X, C};
+  std::vector<Arm> expected = {X, X, H, C, H, H, X, X, C};
   expected.resize(s.size(), H);
   EXPECT_EQ(ran, expected);
   auto const &d = h.session.report().decisions.at(0);
-  EXPECT_EQ(d.step, 10);
+  EXPECT_EQ(d.step, 9);
   EXPECT_EQ(d.chosen, H);
   EXPECT_EQ(d.measured_steps, (std::array<int, 3>{3, 3, 2}));
   EXPECT_NEAR(d.us_per_step[slot(C)], 2.95, 1e-9);
@@ -452,13 +455,18 @@ TYPED_TEST(Adaptive, blocks_warm_up_only_where_the_arm_meets_a_new_set)
   {
     SCOPED_TRACE("frozen");
     auto const s = one_motion(hw::Motion::frozen, 40);
-    Harness<ExecutionSpace> h(s.cols[0], options, prices);
+    // The session expects another set, so that the scheduled arm, planned
+    // for that one when made, meets a new set on its first step (see
+    // scheduled_arm_planned_for_the_set_does_not_warm_up for the other case).
+    auto const other = one_motion(hw::Motion::frozen, 1, 2).cols[0];
+    ASSERT_NE(other, s.cols[0]);
+    Harness<ExecutionSpace> h(other, options, prices);
     h.run(s, 0, 20);
     h.session.reprobe();
     h.run(s, 20, s.size());
     auto const &r = h.session.report();
     ASSERT_EQ(r.decisions.size(), 2u);
-    // First steps: the exact-set arm compiles, the scheduled arm plans.
+    // First steps: the exact-set arm compiles, the scheduled arm re-plans.
     EXPECT_EQ(r.decisions[0].warmup_steps, (std::array<int, 3>{1, 1, 0}));
     EXPECT_EQ(r.decisions[0].step, 11);
     // Again on the same set: nothing to catch up, 9 measured steps.
@@ -488,6 +496,25 @@ TYPED_TEST(Adaptive, blocks_warm_up_only_where_the_arm_meets_a_new_set)
     EXPECT_EQ(d.warmup_steps, (std::array<int, 3>{0, 0, 0}));
     EXPECT_EQ(d.step, 9);
   }
+}
+
+TYPED_TEST(Adaptive, scheduled_arm_planned_for_the_set_does_not_warm_up)
+{
+  using ExecutionSpace = TypeParam;
+  // The session expects the frozen set: the scheduled arm was planned for it
+  // when made, so none of its blocks meets a new set. Only the exact-set
+  // arm's first block warms up (it compiles the set): 3 x 3 measured steps
+  // and 1 warm-up step.
+  auto options = small_options();
+  options.recheck_period = options.recheck_max_period = 0;
+  auto const s = one_motion(hw::Motion::frozen, 20);
+  Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.0, 1.2, 1.4));
+  h.run(s, 0, s.size());
+  auto const &d = h.session.report().decisions.at(0);
+  EXPECT_EQ(d.warmup_steps, (std::array<int, 3>{0, 1, 0}));
+  EXPECT_EQ(d.measured_steps, (std::array<int, 3>{3, 3, 3}));
+  EXPECT_EQ(d.step, 10);
+  EXPECT_EQ(h.session.scheduled().stats().replans, 0);
 }
 
 TYPED_TEST(Adaptive, probe_charges_compiles_to_the_step_that_makes_them)
@@ -690,7 +717,13 @@ TYPED_TEST(Adaptive, exact_set_compile_rate_sees_a_frozen_set_start_to_move)
   EXPECT_EQ(r.decisions[0].chosen, Arm::exact_set);
   auto const &d = r.decisions[1];
   EXPECT_EQ(d.chosen, Arm::scheduled);
-  EXPECT_EQ(d.reason, "exact_set compile rate 1.00 compiles/step vs 0.00 at probe");
+  // The initial probe is decided at 8, so windows end at 17, 25, ...: the one
+  // ending at 65 holds 4 compiles in 8 steps (the set moves from step 61 on),
+  // not above shift_floor 0.5; those ending at 73 and 81 hold 8 each, so the
+  // re-probe starts at 81. There the exact-set arm's measured step compiles
+  // (0.8 + 1.4 us) and the scheduled arm's (step 84) compiles no tile (1.0 us).
+  EXPECT_EQ(d.reason, "exact_set compile rate 1.00 compiles/step vs 0.00 at probe; "
+                      "exact_set cut after round 1 (2.200 us > 2.00 x 1.000 us)");
   EXPECT_GE(d.probe_start, std::int64_t(moves));
   EXPECT_LE(d.probe_start, std::int64_t(moves) +
                                (options.shift_windows + 1) * options.window_steps +
@@ -717,22 +750,23 @@ TYPED_TEST(Adaptive, one_shifted_window_does_not_start_a_probe)
       s.dx.push_back(base.dx[0]);
     }
   };
-  // The initial probe: exact set (warm-up + 1), scheduled (warm-up + 1),
-  // scatter (1, cut: 3 > 2 x 1), then 2 steps each of exact set and
-  // scheduled (1.8 us): decided at 9. Windows begin at 10 and end at 18,
-  // 26, ...
+  // The initial probe: exact set (warm-up + 1), scheduled (1: planned for
+  // the expected set when made), scatter (1, cut: 3 > 2 x 1), then 2 steps
+  // each of exact set and scheduled (1.8 us): decided at 8. Windows begin at
+  // 9 and end at 17, 25, ... (a window [b, e) counts the compiles of steps b
+  // to e - 1; the set changes on steps 19 to 26 and 43 to 58).
   frozen_until(18);
-  moving_until(26); // one shifted window: [18, 26)
+  moving_until(26); // one shifted window: [17, 25) (6); [25, 33) has 2
   frozen_until(42);
-  moving_until(58); // two: [42, 50) and [50, 58)
+  moving_until(58); // two: [41, 49) (6) and [49, 57) (8)
   frozen_until(80);
   Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.8, 1.0, 3.0));
   h.run(s, 0, s.size());
   auto const &r = h.session.report();
   SCOPED_TRACE(::testing::Message() << r);
   ASSERT_EQ(r.decisions.size(), 2u);
-  EXPECT_EQ(r.decisions[0].step, 9);
-  EXPECT_EQ(r.decisions[1].probe_start, 58);
+  EXPECT_EQ(r.decisions[0].step, 8);
+  EXPECT_EQ(r.decisions[1].probe_start, 57);
   EXPECT_TRUE(starts_with(r.decisions[1].reason,
                           "exact_set compile rate 1.00 compiles/step vs 0.00 at probe"))
       << r.decisions[1].reason;
@@ -746,8 +780,9 @@ TYPED_TEST(Adaptive, reprobe_probes_at_the_next_step)
   auto options = small_options();
   options.recheck_period = 0; // no periodic re-check
   options.recheck_max_period = 0;
-  // Initial probe: 5 + 2 + 2 steps (scatter cut); a re-probe on the same
-  // frozen set warms nothing up: 3 + 2 + 2 steps.
+  // Initial probe: 4 + 2 + 2 steps (scatter cut; only the exact-set arm warms
+  // up, the scheduled arm was planned for the set when made); a re-probe on
+  // the same frozen set warms nothing up: 3 + 2 + 2 steps.
   Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.0, 1.8, 3.0));
   h.run(s, 0, 30);
   h.session.reprobe(); // same prices: keeps the scheduled arm
@@ -763,7 +798,7 @@ TYPED_TEST(Adaptive, reprobe_probes_at_the_next_step)
   auto const &r = h.session.report();
   SCOPED_TRACE(::testing::Message() << r);
   ASSERT_EQ(r.decisions.size(), 3u);
-  EXPECT_EQ(r.decisions[0].step, 9);
+  EXPECT_EQ(r.decisions[0].step, 8);
   EXPECT_EQ(r.decisions[1].probe_start, 30);
   EXPECT_EQ(r.decisions[1].step, 37);
   EXPECT_TRUE(starts_with(r.decisions[1].reason, "reprobe() requested; scatter cut"))
@@ -774,7 +809,7 @@ TYPED_TEST(Adaptive, reprobe_probes_at_the_next_step)
   EXPECT_EQ(r.decisions[2].chosen, Arm::scatter);
   EXPECT_TRUE(starts_with(r.decisions[2].reason, "reprobe() requested; scheduled cut"))
       << r.decisions[2].reason;
-  EXPECT_EQ(r.probe_steps, 9 + 7 + 7);
+  EXPECT_EQ(r.probe_steps, 8 + 7 + 7);
 }
 
 TYPED_TEST(Adaptive, periodic_recheck_backs_off_and_resets_on_a_change)
@@ -783,10 +818,11 @@ TYPED_TEST(Adaptive, periodic_recheck_backs_off_and_resets_on_a_change)
   auto const s = one_motion(hw::Motion::frozen, 600);
   auto const options = small_options(); // P = 48 .. 192
   Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.0, 1.8, 3.0));
-  // The initial probe takes 9 steps, each re-probe 7 (the frozen set needs
-  // no warm-up; one arm is cut). Re-checks after 48, 96, 192 settled steps:
-  // probes from 57, 160, 359; at 300 the prices change, so the probe from
-  // 359 switches to scatter and the period resets: probes from 414, 517.
+  // The initial probe takes 8 steps (only the exact-set arm warms up), each
+  // re-probe 7 (the frozen set needs no warm-up; one arm is cut). Re-checks
+  // after 48, 96, 192 settled steps: probes from 56, 159, 358; at 300 the
+  // prices change, so the probe from 358 switches to scatter and the period
+  // resets: probes from 413, 516.
   h.run(s, 0, s.size(), [&](std::size_t i) {
     if (i == 300)
       h.clock.prices = flat_prices(3.0, 1.8, 1.0);
@@ -796,8 +832,8 @@ TYPED_TEST(Adaptive, periodic_recheck_backs_off_and_resets_on_a_change)
   std::vector<std::int64_t> starts, steps;
   for (auto const &d : r.decisions)
     starts.push_back(d.probe_start), steps.push_back(d.step);
-  EXPECT_EQ(starts, (std::vector<std::int64_t>{0, 57, 160, 359, 414, 517}));
-  EXPECT_EQ(steps, (std::vector<std::int64_t>{9, 64, 167, 366, 421, 524}));
+  EXPECT_EQ(starts, (std::vector<std::int64_t>{0, 56, 159, 358, 413, 516}));
+  EXPECT_EQ(steps, (std::vector<std::int64_t>{8, 63, 166, 365, 420, 523}));
   for (std::size_t i = 1; i < r.decisions.size(); ++i)
     EXPECT_TRUE(starts_with(r.decisions[i].reason, "periodic re-check; "))
         << r.decisions[i].reason;
@@ -819,14 +855,14 @@ TYPED_TEST(Adaptive, switch_margin_keeps_the_active_arm_against_a_near_tie)
   });
   auto const &r = h.session.report();
   SCOPED_TRACE(::testing::Message() << r);
-  // Decisions at 9, 57 + 9 = 66 (no arm cut; kept: the period doubles to 96)
-  // and 162 + 9.
+  // Decisions at 8 (only the exact-set arm warms up), 56 + 9 = 65 (no arm
+  // cut; kept: the period doubles to 96) and 161 + 9.
   ASSERT_EQ(r.decisions.size(), 3u);
-  EXPECT_EQ(r.decisions[1].step, 66);
+  EXPECT_EQ(r.decisions[1].step, 65);
   EXPECT_EQ(r.decisions[1].chosen, Arm::scheduled);
   EXPECT_NEAR(r.decisions[1].us_per_step[slot(Arm::scatter)], 0.96, 1e-9);
-  EXPECT_EQ(r.decisions[2].probe_start, 162);
-  EXPECT_EQ(r.decisions[2].step, 171);
+  EXPECT_EQ(r.decisions[2].probe_start, 161);
+  EXPECT_EQ(r.decisions[2].step, 170);
   EXPECT_EQ(r.decisions[2].chosen, Arm::scatter);
   EXPECT_NEAR(r.decisions[2].us_per_step[slot(Arm::scatter)], 0.94, 1e-9);
 }
@@ -1009,8 +1045,22 @@ TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_no_clock)
   auto options = small_options();
   options.recheck_period = 1000;
   options.recheck_max_period = 1000;
-  for (Arm winner : {Arm::scheduled, Arm::exact_set, Arm::scatter})
+  // The probe: round 1 runs exact set (steps 0, 1: warm-up, as it compiles
+  // the first set), scheduled (2: on set 0, which it was planned for when
+  // made, so no warm-up) and scatter (3, 4: the set was seen moving, so a
+  // warm-up). Both losers are cut; round 2 runs the winner from step 5, on
+  // set 1: a warm-up and 2 measured steps, but for the exact-set arm, which
+  // last ran on set 1, 2 measured steps only. The losers ran 4, 3, 3 steps.
+  struct Case
   {
+    Arm winner;
+    std::int64_t decided;
+    std::int64_t loser_steps;
+  };
+  for (auto const &c : {Case{Arm::scheduled, 8, 2 + 2}, Case{Arm::exact_set, 7, 1 + 2},
+                        Case{Arm::scatter, 8, 2 + 1}})
+  {
+    Arm const winner = c.winner;
     SCOPED_TRACE(to_string(winner));
     Prices prices = flat_prices(3.0, 3.0, 3.0);
     prices.step[slot(winner)] = 1.0;
@@ -1036,10 +1086,8 @@ TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_no_clock)
     EXPECT_EQ(heap, 0) << "heap allocations in settled steps";
     EXPECT_EQ(h.clock.reads, reads) << "settled steps read the clock (and fence)";
     EXPECT_EQ(h.session.report().decisions.size(), decisions);
-    // The probe: 2 steps of each arm in round 1 (the set alternates, so
-    // each block warms up), both losers cut, 3 more of the winner.
-    EXPECT_EQ(h.session.report().decisions.at(0).step, 9);
-    EXPECT_EQ(h.session.report().arm_steps[slot(winner)], 40 - 4 + 60);
+    EXPECT_EQ(h.session.report().decisions.at(0).step, c.decided);
+    EXPECT_EQ(h.session.report().arm_steps[slot(winner)], 40 - c.loser_steps + 60);
   }
 }
 
@@ -1068,6 +1116,11 @@ TYPED_TEST(Adaptive, report_prints_every_decision)
   auto const s = one_motion(hw::Motion::drift, 40);
   auto options = small_options();
   options.arms = {Arm::scheduled, Arm::scatter};
+  // Initial probe: scheduled 0 (planned for s.cols[0] when made: no warm-up),
+  // scatter 1 (the set not yet seen moving), then scheduled 2 (warm-up), 3, 4
+  // and scatter 5 (warm-up), 6, 7: decided at 8. The re-probe from 20 warms
+  // up every block: decided at 30. 18 probe steps: scheduled 4 + 5 at 1.5 us,
+  // scatter 4 + 5 at 2.5 us: 36 us, 36 - 18 x 1.5 = 9 us beyond scheduled.
   Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.5, 2.0, 2.5));
   h.run(s, 0, 20);
   h.session.reprobe();
@@ -1076,10 +1129,10 @@ TYPED_TEST(Adaptive, report_prints_every_decision)
   out << h.session.report();
   std::string const text = out.str();
   for (std::string piece :
-       {"hst::AdaptiveSession: active scheduled after 40 steps (scheduled 30, "
-        "exact_set 0, scatter 10)",
-        "probing: 20 steps, 40.000 us, 10.000 us beyond the chosen arms",
-        "step 10: scheduled (probed from step 0; scheduled 1.500 us/step x 3 exact_set - "
+       {"hst::AdaptiveSession: active scheduled after 40 steps (scheduled 31, "
+        "exact_set 0, scatter 9)",
+        "probing: 18 steps, 36.000 us, 9.000 us beyond the chosen arms",
+        "step 8: scheduled (probed from step 0; scheduled 1.500 us/step x 3 exact_set - "
         "scatter 2.500 us/step x 3) initial probe",
         "step 30: scheduled (probed from step 20;", ") reprobe() requested"})
     EXPECT_NE(text.find(piece), std::string::npos) << piece << "\nmissing from\n" << text;

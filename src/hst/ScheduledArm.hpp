@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace hst
@@ -58,7 +59,8 @@ public:
   static constexpr char const *name = "hst::ScheduledArm::apply_cols";
 
   template <class ExecutionSpace>
-  ScheduledArm(ExecutionSpace const &, std::shared_ptr<typename Base::data_type const> op,
+  ScheduledArm(ExecutionSpace const &space,
+               std::shared_ptr<typename Base::data_type const> op,
                std::vector<Ordinal> const &expected_cols, int width,
                SessionOptions const &options)
       : Base(std::move(op), width, "hst::Operator::session")
@@ -94,6 +96,18 @@ public:
     }
     work_.reserve(std::size_t(this->op_->n_row_blocks));
     dirty_blocks_.reserve(std::size_t(this->op_->n_row_blocks));
+    // Plan for the expected set now, so that a first step on exactly that set
+    // runs the kernel alone (its plan is preparation, like the tile compiles
+    // above). A list with repeated ids is only used for its tiles.
+    std::vector<char> seen(std::size_t(n_cols), 0);
+    bool distinct = true;
+    for (Ordinal c : expected_cols)
+      distinct = distinct && !std::exchange(seen[std::size_t(c)], char(1));
+    if (distinct && !expected_cols.empty())
+    {
+      replan(space, expected_cols.data(), expected_cols.size());
+      history_.remember(expected_cols.data(), expected_cols.size());
+    }
     update_schedule_stats();
   }
 
@@ -120,6 +134,7 @@ private:
     if (!history_.same_as_previous(host_cols, k))
     {
       space.fence(); // the host rewrites lists that earlier kernels may still read
+      ++stats_.replans;
       replan(space, host_cols, k);
       history_.remember(host_cols, k);
     }
@@ -146,7 +161,6 @@ private:
   template <class ExecutionSpace>
   void replan(ExecutionSpace const &space, Ordinal const *cols, std::size_t k)
   {
-    ++stats_.replans;
     auto const &previous = history_.previous();
     claimed_.assign(previous.size(), 0);
     entering_.clear();
