@@ -127,7 +127,9 @@ hw::WorkloadOptions motion(hw::Motion m, std::uint64_t seed)
 
 // Small windows and periods, so that the expected steps are easy to follow.
 // Probes: arms exact_set, scheduled, scatter; at most 1 warm-up step per
-// block, 3 measured steps per arm, cut at 2x.
+// block, 3 measured steps per arm, cut at 2x. Settled: a decision at step D
+// times steps D + 1 + 32 j - 1 = D + 32 j (j >= 1); 2 samples in a row above
+// 1.5x the arm's probe mean start a re-probe.
 hst::AdaptiveOptions small_options()
 {
   hst::AdaptiveOptions o;
@@ -139,6 +141,8 @@ hst::AdaptiveOptions small_options()
   o.shift_windows = 2;
   o.recheck_period = 48;
   o.recheck_max_period = 192;
+  o.sample_period = 32;
+  o.time_shift_ratio = 1.5;
   return o;
 }
 // The longest probe (no arm cut, every block warms up), as documented:
@@ -773,6 +777,124 @@ TYPED_TEST(Adaptive, one_shifted_window_does_not_start_a_probe)
   EXPECT_EQ(r.decisions[1].chosen, Arm::exact_set);
 }
 
+// The step-time detector's runs: a frozen set, prices (1.0, 1.8, 4.0) and no
+// periodic re-check. The initial probe: exact set (warm-up + 1: 1.8 us),
+// scheduled (1: 1.0 us, planned for the set when made), scatter (1: 4.0 us >
+// 2 x 1.0, cut), then 2 steps each of scheduled and exact set: decided at 8
+// for the scheduled arm, whose probe mean (1.0 us) is the reference. Samples
+// at 8 + 32 j: 40, 72, 104, 136, ...
+hst::AdaptiveOptions time_options()
+{
+  auto o = small_options();
+  o.recheck_period = o.recheck_max_period = 0;
+  return o;
+}
+Prices const time_prices = flat_prices(1.0, 1.8, 4.0);
+
+TYPED_TEST(Adaptive, step_time_rise_reprobes_within_the_documented_bound)
+{
+  using ExecutionSpace = TypeParam;
+  auto const s = one_motion(hw::Motion::frozen, 200);
+  auto const options = time_options(); // P = 32, H = 2, ratio 1.5
+  Harness<ExecutionSpace> h(s.cols[0], options, time_prices);
+  // The scheduled arm's price rises 3x from step 41, right after the sample
+  // at 40: the worst case. Samples at 72 and 104 are shifted (3.0 > 1.5 x
+  // 1.0), so the re-probe starts at 105 = 41 + H P, the documented bound.
+  // There, on the same frozen set, nothing warms up: exact set (1.8),
+  // scheduled (3.0), scatter (4.0 > 2 x 1.8, cut), then 2 steps each of
+  // exact set and scheduled: decided at 112 for the exact-set arm, now the
+  // cheaper (1.8 < 0.95 x 3.0). Its samples (144, 176) match its mean.
+  std::int64_t const shift = 41;
+  h.run(s, 0, s.size(), [&](std::size_t i) {
+    if (std::int64_t(i) == shift)
+      h.clock.prices = flat_prices(3.0, 1.8, 4.0);
+  });
+  auto const &r = h.session.report();
+  SCOPED_TRACE(::testing::Message() << r);
+  ASSERT_EQ(r.decisions.size(), 2u);
+  EXPECT_EQ(r.decisions[0].step, 8);
+  EXPECT_EQ(r.decisions[0].chosen, Arm::scheduled);
+  auto const &d = r.decisions[1];
+  EXPECT_EQ(d.probe_start, shift + options.shift_windows * options.sample_period);
+  EXPECT_EQ(d.probe_start, 105);
+  EXPECT_EQ(d.step, 112);
+  EXPECT_LE(d.step, d.probe_start + max_probe_length(options));
+  EXPECT_EQ(d.chosen, Arm::exact_set);
+  EXPECT_EQ(d.reason, "scheduled step time 3.000 us vs 1.000 us at probe (2 samples); "
+                      "scatter cut after round 1 (4.000 us > 2.00 x 1.800 us)");
+  EXPECT_NEAR(d.us_per_step[slot(Arm::scheduled)], 3.0, 1e-9);
+  EXPECT_NEAR(d.us_per_step[slot(Arm::exact_set)], 1.8, 1e-9);
+  EXPECT_EQ(h.session.active(), Arm::exact_set);
+  // Samples at 40, 72, 104, 144, 176: 2 reads each, 2 per probe step.
+  EXPECT_EQ(r.sampled_steps, 5);
+  EXPECT_NEAR(1e6 * r.sampled_seconds, 1.0 + 3.0 + 3.0 + 1.8 + 1.8, 1e-9);
+  EXPECT_EQ(r.probe_steps, 8 + 7);
+  EXPECT_EQ(h.clock.reads, 2 * (r.probe_steps + r.sampled_steps));
+  std::ostringstream out;
+  out << r;
+  EXPECT_NE(out.str().find("\n  sampled: 5 settled steps, 10.600 us\n"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("step 112: exact_set (probed from step 105;"),
+            std::string::npos);
+  EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+
+  // The best case: the rise begins at a sample (72), noticed at 104 (72 +
+  // (H - 1) P); the same probe, 31 steps earlier.
+  Harness<ExecutionSpace> early(s.cols[0], options, time_prices);
+  early.run(s, 0, s.size(), [&](std::size_t i) {
+    if (i == 72)
+      early.clock.prices = flat_prices(3.0, 1.8, 4.0);
+  });
+  auto const &e = early.session.report().decisions;
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[1].probe_start, 105);
+  EXPECT_EQ(e[1].chosen, Arm::exact_set);
+}
+
+TYPED_TEST(Adaptive, one_slow_sample_or_a_faster_step_does_not_reprobe)
+{
+  using ExecutionSpace = TypeParam;
+  auto const s = one_motion(hw::Motion::frozen, 240);
+  Harness<ExecutionSpace> h(s.cols[0], time_options(), time_prices);
+  // Samples at 40, 72, ..., 232. The scheduled arm is 3x slower on the
+  // sampled steps 72 and 136 only (the samples between, at 104, are not
+  // shifted, so the count restarts), on steps 80 to 99 (not sampled: not
+  // seen), and from 150 on 0.3x as fast (a fall does not count).
+  h.run(s, 0, s.size(), [&](std::size_t i) {
+    bool const slow = i == 72 || i == 136 || (i >= 80 && i < 100);
+    h.clock.prices = flat_prices(slow ? 3.0 : i >= 150 ? 0.3 : 1.0, 1.8, 4.0);
+  });
+  auto const &r = h.session.report();
+  SCOPED_TRACE(::testing::Message() << r);
+  ASSERT_EQ(r.decisions.size(), 1u);
+  EXPECT_EQ(h.session.active(), Arm::scheduled);
+  EXPECT_FALSE(h.session.probing());
+  EXPECT_EQ(r.sampled_steps, 7);
+  EXPECT_NEAR(1e6 * r.sampled_seconds, 1.0 + 3.0 + 1.0 + 3.0 + 3 * 0.3, 1e-9);
+  EXPECT_EQ(h.clock.reads, 2 * (8 + 7));
+}
+
+TYPED_TEST(Adaptive, sample_period_zero_turns_the_step_time_detector_off)
+{
+  using ExecutionSpace = TypeParam;
+  auto const s = one_motion(hw::Motion::frozen, 200);
+  auto options = time_options();
+  options.sample_period = 0;
+  Harness<ExecutionSpace> h(s.cols[0], options, time_prices);
+  // The rise that re-probes at 105 with samples (see above) goes unseen.
+  h.run(s, 0, s.size(), [&](std::size_t i) {
+    if (i == 41)
+      h.clock.prices = flat_prices(3.0, 1.8, 4.0);
+  });
+  auto const &r = h.session.report();
+  SCOPED_TRACE(::testing::Message() << r);
+  ASSERT_EQ(r.decisions.size(), 1u);
+  EXPECT_EQ(h.session.active(), Arm::scheduled);
+  EXPECT_EQ(r.sampled_steps, 0);
+  EXPECT_EQ(h.clock.reads, 2 * 8); // the probe's steps only
+}
+
 TYPED_TEST(Adaptive, reprobe_probes_at_the_next_step)
 {
   using ExecutionSpace = TypeParam;
@@ -931,6 +1053,13 @@ TYPED_TEST(Adaptive, bad_options_are_rejected_naming_the_field)
       {[](auto &o) { o.shift_ratio = 0.5; }, {"'options.shift_ratio'", "got 0.5"}},
       {[](auto &o) { o.shift_floor = -0.25; }, {"'options.shift_floor'", "got -0.25"}},
       {[](auto &o) { o.shift_floor = HUGE_VAL; }, {"'options.shift_floor'", "got inf"}},
+      {[](auto &o) { o.sample_period = -1; }, {"'options.sample_period'", "got -1"}},
+      {[](auto &o) { o.time_shift_ratio = 1.0; },
+       {"'options.time_shift_ratio'", "> 1", "got 1"}},
+      {[](auto &o) { o.time_shift_ratio = std::nan(""); },
+       {"'options.time_shift_ratio'", "got nan"}},
+      {[](auto &o) { o.time_shift_ratio = HUGE_VAL; },
+       {"'options.time_shift_ratio'", "got inf"}},
       {[](auto &o) { o.recheck_period = -3; }, {"'options.recheck_period'", "got -3"}},
       {[](auto &o) { o.recheck_max_period = 100; },
        {"'options.recheck_max_period'", "(256), got 100"}},
@@ -1036,7 +1165,7 @@ struct AllocationWatch
   }
 };
 
-TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_no_clock)
+TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_the_clock_only_when_sampled)
 {
   using ExecutionSpace = TypeParam;
   // Two sets in turn: every step changes the set (the exact-set arm
@@ -1051,14 +1180,20 @@ TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_no_clock)
   // warm-up). Both losers are cut; round 2 runs the winner from step 5, on
   // set 1: a warm-up and 2 measured steps, but for the exact-set arm, which
   // last ran on set 1, 2 measured steps only. The losers ran 4, 3, 3 steps.
+  // Settled, a decision at D samples steps D + 32 j (warm-up 1, period 32):
+  // 40 and 72 (decided at 8), or 39 and 71 (decided at 7); each sample reads
+  // the clock twice (and fences), other settled steps never. The winner's
+  // price does not change, so no sample is shifted.
   struct Case
   {
     Arm winner;
     std::int64_t decided;
     std::int64_t loser_steps;
+    std::vector<int> sampled; // in the watched steps [40, 100)
   };
-  for (auto const &c : {Case{Arm::scheduled, 8, 2 + 2}, Case{Arm::exact_set, 7, 1 + 2},
-                        Case{Arm::scatter, 8, 2 + 1}})
+  for (auto const &c :
+       {Case{Arm::scheduled, 8, 2 + 2, {40, 72}}, Case{Arm::exact_set, 7, 1 + 2, {71}},
+        Case{Arm::scatter, 8, 2 + 1, {40, 72}}})
   {
     Arm const winner = c.winner;
     SCOPED_TRACE(to_string(winner));
@@ -1070,21 +1205,36 @@ TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_no_clock)
     ASSERT_FALSE(h.session.probing()) << h.session.report();
     ASSERT_EQ(h.session.active(), winner);
     long allocations = 0, heap = 0;
-    long const reads = h.clock.reads;
     auto const decisions = h.session.report().decisions.size();
-    for (int i = 40; i < 100; ++i) // 60 steps: 7 windows end
+    auto const sampled_before = h.session.report().sampled_steps;
+    EXPECT_EQ(sampled_before, c.decided == 7 ? 1 : 0); // step 39
+    std::vector<int> read_at;                          // steps that read the clock
+    for (int i = 40; i < 100; ++i)                     // 60 steps: 7 windows end
     {
       h.fill(base.cols[i % 2], base.dx[0]);
       h.space.fence();
-      AllocationWatch watch;
-      h.session.apply_cols(h.space, h.cols, h.dx, h.y);
-      h.space.fence();
-      allocations += kokkos_allocations;
-      heap += hst_test::heap::allocations;
+      long const reads = h.clock.reads;
+      {
+        AllocationWatch watch;
+        h.session.apply_cols(h.space, h.cols, h.dx, h.y);
+        h.space.fence();
+        allocations += kokkos_allocations;
+        heap += hst_test::heap::allocations;
+      }
+      if (h.clock.reads != reads)
+      {
+        read_at.push_back(i);
+        EXPECT_EQ(h.clock.reads - reads, 2) << "step " << i;
+      }
     }
     EXPECT_EQ(allocations, 0) << "Kokkos allocations in settled steps";
     EXPECT_EQ(heap, 0) << "heap allocations in settled steps";
-    EXPECT_EQ(h.clock.reads, reads) << "settled steps read the clock (and fence)";
+    EXPECT_EQ(read_at, c.sampled)
+        << "settled steps read the clock (and fence) off samples";
+    EXPECT_EQ(h.session.report().sampled_steps,
+              sampled_before + std::int64_t(c.sampled.size()));
+    EXPECT_NEAR(1e6 * h.session.report().sampled_seconds,
+                1.0 * double(h.session.report().sampled_steps), 1e-9);
     EXPECT_EQ(h.session.report().decisions.size(), decisions);
     EXPECT_EQ(h.session.report().decisions.at(0).step, c.decided);
     EXPECT_EQ(h.session.report().arm_steps[slot(winner)], 40 - c.loser_steps + 60);

@@ -34,18 +34,40 @@
 //    one step (plus a warm-up step on a new set), close arms are compared
 //    on measure_steps steps each, and nothing depends on the operator.
 //  - Settled. Each step is a switch on the chosen arm; the session adds no
-//    fence, no clock read, no allocation and O(1) host work to the arm's own
-//    step. Two things start a re-probe:
-//      * the shift detector: over windows of window_steps steps it compares
-//        the active arm's compile rate (scheduled: tiles compiled per step,
-//        exact set: set compiles per step; scatter has none) with the rate it
-//        had in its measured probe steps; a window is shifted when the rate
-//        rose by more than shift_floor and more than shift_ratio-fold, and
-//        shift_windows shifted windows in a row start a re-probe. Only a rise
-//        counts: it means the active arm now pays for compiles it did not pay
-//        for when it was chosen; a fall makes it cheaper, and a faster arm
-//        is left to the periodic re-check. The first window begins
-//        warmup_steps after the decision (catch-up again);
+//    allocation and O(1) host work to the arm's own step, and no fence and
+//    no clock read except on sampled steps (below). Three things start a
+//    re-probe:
+//      * the step-time detector: after the decision's warmup_steps catch-up
+//        steps, every sample_period-th settled step is timed exactly like a
+//        probe step (fence the caller's instance, read the clock, apply,
+//        fence, read the clock): the decision at step D samples steps
+//        D + w + j * sample_period - 1, j = 1, 2, ... A sample is shifted
+//        when it took more than time_shift_ratio times the active arm's mean
+//        in its probe (the reference: the mean of its measured steps, each
+//        fenced, compiles included, as the sample is); shift_windows shifted
+//        samples in a row (a count of its own, reset by any sample that is
+//        not shifted) start a re-probe at the next step. Cost: one fence and
+//        two clock reads per sample_period steps. Only a rise counts: it
+//        means the active arm's step now costs more than when it was chosen,
+//        so the ranking may have flipped (measured: under drift on 1e6-row
+//        operators the scatter arm's step grows 3-6x over 200 steps as the
+//        set spreads); a fall makes the active arm cheaper and says nothing
+//        about the others, so a faster arm is left to the periodic re-check.
+//        A re-probe that keeps the arm takes its new mean as the reference,
+//        so a steadily growing step re-probes once per time_shift_ratio-fold
+//        rise, not on every sample, and switch_margin still guards the
+//        choice;
+//      * the compile-rate detector: over windows of window_steps steps it
+//        compares the active arm's compile rate (scheduled: tiles compiled
+//        per step, exact set: set compiles per step; scatter has none) with
+//        the rate it had in its measured probe steps; a window is shifted
+//        when the rate rose by more than shift_floor and more than
+//        shift_ratio-fold, and shift_windows shifted windows in a row (a
+//        count of its own) start a re-probe. Only a rise counts: it means
+//        the active arm now pays for compiles it did not pay for when it
+//        was chosen; a fall makes it cheaper, and a faster arm is left to
+//        the periodic re-check. The first window begins warmup_steps after
+//        the decision (catch-up again);
 //      * the periodic re-check, recheck_period steps after a decision; the
 //        period doubles (up to recheck_max_period) each time a re-probe keeps
 //        the active arm and resets when a probe changes it.
@@ -57,13 +79,16 @@
 // With the defaults (3 arms, w = 1, m = 3, cut 2): L <= 15, and 9 when two
 // arms are cut.
 //
-// Bound on following a shift that begins while settled (W = window_steps,
-// H = shift_windows): if the active arm's compile rate shows it (every full
-// window after it is shifted), its re-probe starts within (H + 1) * W + w
-// steps and is decided at most L steps later; any other shift is decided by
-// the next periodic re-check, at most recheck_max_period + L steps after the
-// shift. With the defaults (W = 16, H = 2, periods 256 .. 4096): 49 + 15
-// steps, or 4096 + 15.
+// Bound on following a shift that begins at step t while settled, after the
+// decision's catch-up (W = window_steps, H = shift_windows, P =
+// sample_period): if the active arm's step time shows it (every sample from
+// t on is shifted), its re-probe starts by step t + H * P (the step after
+// the H-th sample at or after t) and is decided at most L steps later; if
+// its compile rate shows it (every full window after it is shifted), the
+// re-probe starts within (H + 1) * W + w steps; any other shift is decided
+// by the next periodic re-check, at most recheck_max_period + L steps after
+// the shift. With the defaults (P = 32, W = 16, H = 2, periods 256 ..
+// 4096): 64 + 15 steps, 49 + 15 steps, or 4096 + 15.
 //
 // Input checks are the held arms' own (each apply_cols checks its input
 // before writing anything); a rejected call is rethrown under this class's
@@ -120,8 +145,10 @@ struct AdaptiveDecision
   std::array<int, arm_count> warmup_steps{};
   /// Why the probe began: "initial probe", "reprobe() requested", "periodic
   /// re-check", or the shift seen, e.g. "scheduled compile rate 4.20
-  /// tiles/step vs 0.30 at probe"; then, for each arm abandoned, why, e.g.
-  /// "; scatter cut after round 1 (27.600 us > 2.00 x 5.400 us)" or
+  /// tiles/step vs 0.30 at probe" or "scatter step time 412.000 us vs
+  /// 140.000 us at probe (2 samples)" (the mean of the shifted samples in a
+  /// row vs the arm's mean in its probe); then, for each arm abandoned, why,
+  /// e.g. "; scatter cut after round 1 (27.600 us > 2.00 x 5.400 us)" or
   /// "; scheduled stopped after 2 of 3 steps (mean 12.000 us > 2.00 x
   /// 5.500 us)".
   std::string reason;
@@ -142,6 +169,9 @@ struct AdaptiveReport
   /// taken for them (its measured mean): the price of probing. Negative only
   /// when switch_margin kept a slower arm.
   double probe_excess_seconds = 0;
+  /// Settled steps timed by the step-time detector, and their time (fenced).
+  std::int64_t sampled_steps = 0;
+  double sampled_seconds = 0;
 };
 
 inline std::ostream &operator<<(std::ostream &out, AdaptiveReport const &r)
@@ -154,6 +184,9 @@ inline std::ostream &operator<<(std::ostream &out, AdaptiveReport const &r)
     s << (a ? ", " : "") << to_string(Arm(a)) << ' ' << r.arm_steps[a];
   s << ")\n  probing: " << r.probe_steps << " steps, " << 1e6 * r.probe_seconds << " us, "
     << 1e6 * r.probe_excess_seconds << " us beyond the chosen arms\n";
+  if (r.sampled_steps > 0)
+    s << "  sampled: " << r.sampled_steps << " settled steps, " << 1e6 * r.sampled_seconds
+      << " us\n";
   for (auto const &d : r.decisions)
   {
     s << "  step " << d.step << ": " << to_string(d.chosen) << " (probed from step "
@@ -223,6 +256,13 @@ inline AdaptiveOptions const &check_adaptive_options(AdaptiveOptions const &o, i
   if (!(o.shift_floor >= 0 && std::isfinite(o.shift_floor)))
     throw_invalid(where, "'options.shift_floor' must be finite and >= 0, got ",
                   o.shift_floor);
+  if (o.sample_period < 0)
+    throw_invalid(where,
+                  "'options.sample_period' must be >= 0 (0: no step-time samples), got ",
+                  o.sample_period);
+  if (!(o.time_shift_ratio > 1 && std::isfinite(o.time_shift_ratio)))
+    throw_invalid(where, "'options.time_shift_ratio' must be finite and > 1, got ",
+                  o.time_shift_ratio);
   if (o.recheck_period < 0)
     throw_invalid(where, "'options.recheck_period' must be >= 0, got ", o.recheck_period);
   if (o.recheck_max_period < o.recheck_period)
@@ -332,7 +372,8 @@ private:
     initial,
     requested,
     periodic,
-    shift,
+    shift,      // compile rate
+    time_shift, // step time
   };
 
   template <class ExecutionSpace>
@@ -378,7 +419,7 @@ private:
     ++report_.arm_steps[std::size_t(arm)];
   }
 
-  // Compile events so far of an arm: the signal of the shift detector.
+  // Compile events so far of an arm: the signal of the compile-rate detector.
   std::int64_t events(Arm arm) const
   {
     switch (arm)
@@ -413,14 +454,45 @@ private:
   void settled_step(ExecutionSpace const &space, Cols const &cols, Dx const &dx,
                     Y const &y)
   {
-    dispatch(report_.active, space, cols, dx, y);
+    bool const sampled = report_.steps == sample_at_;
+    double seconds = 0;
+    if (sampled)
+    {
+      space.fence(); // sampled steps only: as a probe step
+      double const start = options_.clock();
+      dispatch(report_.active, space, cols, dx, y);
+      space.fence();
+      seconds = options_.clock() - start;
+      ++report_.sampled_steps;
+      report_.sampled_seconds += seconds;
+    }
+    else
+      dispatch(report_.active, space, cols, dx, y);
     std::int64_t const s = report_.steps;
     if (s == window_begin_)
       window_events_ = events(report_.active);
     else if (s == window_end_)
       end_window();
+    if (sampled && !report_.probing)
+      end_sample(seconds);
     if (s == recheck_at_ && !report_.probing)
       start_probe(Trigger::periodic);
+  }
+
+  void end_sample(double seconds)
+  {
+    sample_at_ += options_.sample_period;
+    if (!(seconds > options_.time_shift_ratio * reference_seconds_))
+    {
+      shifted_samples_ = 0;
+      shifted_sample_seconds_ = 0;
+    }
+    else
+    {
+      shifted_sample_seconds_ += seconds;
+      if (++shifted_samples_ >= options_.shift_windows)
+        start_probe(Trigger::time_shift);
+    }
   }
 
   void end_window()
@@ -556,6 +628,10 @@ private:
     trigger_ = trigger;
     trigger_arm_ = report_.active;
     trigger_base_ = probe_rate_;
+    trigger_reference_ = reference_seconds_;
+    trigger_samples_ = shifted_samples_;
+    trigger_sample_mean_ =
+        shifted_samples_ > 0 ? shifted_sample_seconds_ / shifted_samples_ : 0;
     report_.probing = true;
     probe_start_ = report_.steps;
     round_ = 1;
@@ -584,6 +660,11 @@ private:
 
   std::string reason() const
   {
+    auto us = [](double seconds) {
+      std::ostringstream u;
+      u << std::fixed << std::setprecision(3) << 1e6 * seconds << " us";
+      return u.str();
+    };
     std::ostringstream s;
     s << std::fixed << std::setprecision(2);
     switch (trigger_)
@@ -602,12 +683,12 @@ private:
         << (trigger_arm_ == Arm::scheduled ? " tiles/step" : " compiles/step") << " vs "
         << trigger_base_ << " at probe";
       break;
+    case Trigger::time_shift:
+      s << to_string(trigger_arm_) << " step time " << us(trigger_sample_mean_) << " vs "
+        << us(trigger_reference_) << " at probe (" << trigger_samples_ << " sample"
+        << (trigger_samples_ == 1 ? "" : "s") << ')';
+      break;
     }
-    auto us = [](double seconds) {
-      std::ostringstream u;
-      u << std::fixed << std::setprecision(3) << 1e6 * seconds << " us";
-      return u.str();
-    };
     for (Arm arm : options_.arms)
     {
       std::size_t const a = std::size_t(arm);
@@ -670,6 +751,12 @@ private:
     window_begin_ = report_.steps + options_.warmup_steps;
     window_end_ = window_begin_ + options_.window_steps;
     window_events_ = events(chosen);
+    reference_seconds_ = mean(c);
+    shifted_samples_ = 0;
+    shifted_sample_seconds_ = 0;
+    sample_at_ = options_.sample_period > 0
+                     ? report_.steps + options_.warmup_steps + options_.sample_period - 1
+                     : -1;
   }
 
   AdaptiveOptions options_;
@@ -683,6 +770,9 @@ private:
   Arm trigger_arm_ = Arm::scheduled;
   double trigger_base_ = 0;
   double shift_rate_ = 0;
+  double trigger_reference_ = 0;   // time_shift: the arm's probe mean
+  double trigger_sample_mean_ = 0; // time_shift: mean of the shifted samples
+  int trigger_samples_ = 0;        // time_shift: shifted samples in a row
   std::int64_t probe_start_ = 0;
   int round_ = 1;
   std::array<Arm, arm_count> order_{}; // arms of this round, in order
@@ -712,6 +802,10 @@ private:
   int shifted_windows_ = 0;
   std::int64_t period_ = 0;
   std::int64_t recheck_at_ = -1;
+  double reference_seconds_ = 0;      // the active arm's mean in its probe
+  std::int64_t sample_at_ = -1;       // the next sampled step (-1: none)
+  int shifted_samples_ = 0;           // shifted samples in a row
+  double shifted_sample_seconds_ = 0; // their time
 };
 
 } // namespace hst

@@ -100,12 +100,14 @@ struct AdaptiveOptions
   /// by more than this fraction of the active arm's (hysteresis of the
   /// choice). In [0, 1).
   double switch_margin = 0.05;
-  /// Settled steps per window of the shift detector, which compares the
+  /// Settled steps per window of the compile-rate detector, which compares the
   /// active arm's compile rate over each window with the rate it had while
   /// it was measured. >= 1.
   int window_steps = 16;
-  /// Consecutive shifted windows that start a re-probe (hysteresis of the
-  /// detector: one odd window does not). >= 1.
+  /// Consecutive shifted windows, or consecutive shifted step-time samples
+  /// (see `sample_period`), that start a re-probe (hysteresis of both
+  /// detectors: one odd window or one slow sample does not). The two
+  /// detectors count separately. >= 1.
   int shift_windows = 2;
   /// A window is shifted when the active arm's compile rate r over it rose
   /// from its rate p in its measured probe steps by more than `shift_floor`
@@ -115,6 +117,19 @@ struct AdaptiveOptions
   double shift_ratio = 3.0;
   /// See `shift_ratio`. >= 0 and finite.
   double shift_floor = 0.5;
+  /// Settled steps per step-time sample: after a decision's `warmup_steps`
+  /// catch-up steps, every `sample_period`-th settled step is timed like a
+  /// probe step (fence the caller's instance, read the clock, apply, fence,
+  /// read the clock) and compared with the active arm's mean in its probe.
+  /// Costs one fence and two clock reads per `sample_period` steps. 0 turns
+  /// the step-time detector off. >= 0.
+  std::int64_t sample_period = 32;
+  /// A step-time sample is shifted when it took more than `time_shift_ratio`
+  /// times the active arm's probe mean; `shift_windows` shifted samples in a
+  /// row start a re-probe. Only a rise counts (a fall makes the active arm
+  /// cheaper; a faster arm is left to the periodic re-check). > 1 and
+  /// finite.
+  double time_shift_ratio = 1.5;
   /// Settled steps after a decision until the periodic re-check; doubled
   /// (up to `recheck_max_period`) each time a re-probe keeps the active arm,
   /// reset when a probe changes it. 0 disables periodic re-checks. >= 0.
@@ -124,7 +139,8 @@ struct AdaptiveOptions
   /// Options of the held scheduled arm. `strict` must be false: a strict
   /// schedule rejects steps that the other arms accept.
   SessionOptions session = {};
-  /// Seconds, read only while probing (after fencing the caller's instance).
+  /// Seconds, read only on probe steps and on sampled settled steps (see
+  /// `sample_period`), after fencing the caller's instance.
   /// Tests pass a fake clock; the default is std::chrono::steady_clock.
   std::function<double()> clock = [] {
     return std::chrono::duration<double>(
