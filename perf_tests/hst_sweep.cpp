@@ -651,6 +651,16 @@ std::string json_number(double x)
   return buffer;
 }
 
+// {"scatter": 1.5, ...}: one value per rung.
+std::string json_object(std::map<Rung, double> const &values)
+{
+  std::string out = "{";
+  for (auto const &[rung, value] : values)
+    out += (out.size() > 1 ? ", " : "") + json_string(to_string(rung)) + ": " +
+           json_number(value);
+  return out + "}";
+}
+
 void write_outputs(Arguments const &a, std::vector<OperatorInfo> const &infos,
                    std::vector<Case> const &cases, std::vector<GrowthPoint> const &growth)
 {
@@ -707,15 +717,8 @@ void write_outputs(Arguments const &a, std::vector<OperatorInfo> const &infos,
          << ", \"rows\": " << o.rows << ", \"cols\": " << o.cols << ", \"nnz\": " << o.nnz
          << ", \"tiles\": " << o.tiles.tiles
          << ", \"operator_s\": " << json_number(o.operator_seconds)
-         << ", \"full_us_per_step\": " << json_number(o.full_us) << ", \"prepare_s\": {";
-    bool first = true;
-    for (auto const &[arm, s] : o.arm_prepare_s)
-    {
-      json << (first ? "" : ", ") << json_string(to_string(arm)) << ": "
-           << json_number(s);
-      first = false;
-    }
-    json << "}}";
+         << ", \"full_us_per_step\": " << json_number(o.full_us) << ", \"prepare_s\": ";
+    json << json_object(o.arm_prepare_s) << "}";
   }
   json << "\n  ],\n  \"cases\": [";
   for (std::size_t i = 0; i < cases.size(); ++i)
@@ -726,15 +729,8 @@ void write_outputs(Arguments const &a, std::vector<OperatorInfo> const &infos,
          << ", \"motion\": " << json_string(hst::workload::to_string(c.motion))
          << ", \"rho\": " << json_number(c.rho) << ", \"k\": " << c.k
          << ", \"changed_nnz\": " << json_number(c.changed_nnz)
-         << ", \"best\": " << json_string(to_string(c.best())) << ", \"us_per_step\": {";
-    bool first = true;
-    for (auto const &[arm, us] : c.us)
-    {
-      json << (first ? "" : ", ") << json_string(to_string(arm)) << ": "
-           << json_number(us);
-      first = false;
-    }
-    json << "}}";
+         << ", \"best\": " << json_string(to_string(c.best())) << ", \"us_per_step\": ";
+    json << json_object(c.us) << "}";
   }
   json << "\n  ],\n  \"growth\": [";
   for (std::size_t i = 0; i < growth.size(); ++i)
@@ -742,15 +738,8 @@ void write_outputs(Arguments const &a, std::vector<OperatorInfo> const &infos,
     auto const &g = growth[i];
     json << (i ? "," : "") << "\n    {\"operator\": " << json_string(g.op)
          << ", \"rows\": " << g.rows << ", \"k\": " << g.k
-         << ", \"changed_nnz\": " << json_number(g.changed_nnz) << ", \"us_per_step\": {";
-    bool first = true;
-    for (auto const &[arm, us] : g.us)
-    {
-      json << (first ? "" : ", ") << json_string(to_string(arm)) << ": "
-           << json_number(us);
-      first = false;
-    }
-    json << "}}";
+         << ", \"changed_nnz\": " << json_number(g.changed_nnz) << ", \"us_per_step\": ";
+    json << json_object(g.us) << "}";
   }
   json << "\n  ]\n}\n";
 }

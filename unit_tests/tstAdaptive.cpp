@@ -7,8 +7,8 @@
 
 #include <hst/workload/Workload.hpp>
 
+#include "AllocationWatch.hpp"
 #include "HSTTestHelpers.hpp"
-#include "HeapCounter.hpp"
 
 #include <array>
 #include <atomic>
@@ -1141,30 +1141,6 @@ TYPED_TEST(Adaptive, bad_input_throws_and_leaves_y_and_the_session_untouched)
   EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
 }
 
-long kokkos_allocations = 0;
-void count_allocation(Kokkos::Profiling::SpaceHandle, char const *, void const *,
-                      std::uint64_t)
-{
-  ++kokkos_allocations;
-}
-
-// Counts Kokkos and heap allocations while alive.
-struct AllocationWatch
-{
-  AllocationWatch()
-  {
-    kokkos_allocations = 0;
-    hst_test::heap::allocations = 0;
-    Kokkos::Tools::Experimental::set_allocate_data_callback(count_allocation);
-    hst_test::heap::counting = true;
-  }
-  ~AllocationWatch()
-  {
-    hst_test::heap::counting = false;
-    Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
-  }
-};
-
 TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_the_clock_only_when_sampled)
 {
   using ExecutionSpace = TypeParam;
@@ -1218,8 +1194,8 @@ TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_the_clock_only_when
         AllocationWatch watch;
         h.session.apply_cols(h.space, h.cols, h.dx, h.y);
         h.space.fence();
-        allocations += kokkos_allocations;
-        heap += hst_test::heap::allocations;
+        allocations += AllocationWatch::kokkos_allocations();
+        heap += AllocationWatch::heap_allocations();
       }
       if (h.clock.reads != reads)
       {
@@ -1250,8 +1226,8 @@ TYPED_TEST(Adaptive, the_allocation_watch_sees_allocations)
     AllocationWatch watch;
     Kokkos::View<double *, memory_space> v("hst::test", 10);
     std::vector<int> grown(100);
-    allocations = kokkos_allocations;
-    heap = hst_test::heap::allocations;
+    allocations = AllocationWatch::kokkos_allocations();
+    heap = AllocationWatch::heap_allocations();
   }
   EXPECT_EQ(allocations, 1);
   EXPECT_GE(heap, 1);

@@ -1,11 +1,11 @@
 // Steady-state applies allocate nothing (Kokkos Tools allocation callback and
-// a counting global operator new, HeapCounter.hpp), and every kernel HST launches is
+// a counting global operator new, AllocationWatch.hpp), and every kernel HST launches is
 // labelled "hst::...".
 
 #include <hst/workload/Workload.hpp>
 
+#include "AllocationWatch.hpp"
 #include "HSTTestHelpers.hpp"
-#include "HeapCounter.hpp"
 
 #include <atomic>
 #include <cstdlib>
@@ -16,41 +16,6 @@ namespace
 {
 
 using namespace hst_test;
-
-long kokkos_allocations = 0;
-long kernels = 0;
-long foreign_kernels = 0;
-
-void on_allocate(Kokkos::Profiling::SpaceHandle, char const *, void const *,
-                 std::uint64_t)
-{
-  ++kokkos_allocations;
-}
-void on_kernel(char const *label, std::uint32_t, std::uint64_t *)
-{
-  ++kernels;
-  if (std::strncmp(label, "hst::", 5) != 0)
-    ++foreign_kernels;
-}
-
-// Counts allocations and kernels while alive; resets the callbacks after.
-struct Watch
-{
-  Watch()
-  {
-    kokkos_allocations = kernels = foreign_kernels = 0;
-    hst_test::heap::allocations = 0;
-    Kokkos::Tools::Experimental::set_allocate_data_callback(on_allocate);
-    Kokkos::Tools::Experimental::set_begin_parallel_for_callback(on_kernel);
-    hst_test::heap::counting = true;
-  }
-  ~Watch()
-  {
-    hst_test::heap::counting = false;
-    Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
-    Kokkos::Tools::Experimental::set_begin_parallel_for_callback(nullptr);
-  }
-};
 
 template <class ExecutionSpace>
 struct Allocations : ::testing::Test
@@ -116,23 +81,23 @@ TYPED_TEST(Allocations, steady_state_applies_allocate_nothing)
         continue;
       }
       {
-        Watch watching;
+        AllocationWatch watching;
         scheduled.apply_cols(space, cols, dx, y);
         exact_set.apply_cols(space, cols, dx, y);
         scatter.apply_cols(space, cols, dx, y);
         space.fence();
-        allocations += kokkos_allocations;
-        heap += hst_test::heap::allocations;
-        launched += kernels;
-        foreign += foreign_kernels;
+        allocations += AllocationWatch::kokkos_allocations();
+        heap += AllocationWatch::heap_allocations();
+        launched += AllocationWatch::kernels();
+        foreign += AllocationWatch::foreign_kernels();
       }
       // Repeating a set (no recompile at all) allocates nothing either.
-      Watch watching;
+      AllocationWatch watching;
       scheduled.apply_cols(space, cols, dx, y);
       exact_set.apply_cols(space, cols, dx, y);
       space.fence();
-      allocations += kokkos_allocations;
-      heap += hst_test::heap::allocations;
+      allocations += AllocationWatch::kokkos_allocations();
+      heap += AllocationWatch::heap_allocations();
     }
     return std::array<long, 4>{allocations, heap, launched, foreign};
   };
@@ -152,11 +117,11 @@ TYPED_TEST(Allocations, the_watch_sees_allocations)
   using memory_space = typename TypeParam::memory_space;
   long allocations = 0, heap = 0;
   {
-    Watch watching;
+    AllocationWatch watching;
     Kokkos::View<double *, memory_space> v("hst::test", 10);
     std::vector<int> grown(100);
-    allocations = kokkos_allocations;
-    heap = hst_test::heap::allocations;
+    allocations = AllocationWatch::kokkos_allocations();
+    heap = AllocationWatch::heap_allocations();
   }
   EXPECT_EQ(allocations, 1);
   EXPECT_GE(heap, 1);

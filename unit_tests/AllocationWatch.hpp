@@ -1,0 +1,103 @@
+#pragma once
+// hst_test::AllocationWatch counts, while alive, Kokkos allocations (Kokkos
+// Tools callback), kernel launches (and those not labelled "hst::...") and
+// heap allocations. For the heap count this header replaces the global
+// allocation functions: include it in exactly one translation unit of a test
+// program. Every replaceable form (plain, array, nothrow, sized) is replaced,
+// so that allocations and deallocations always pair up (AddressSanitizer
+// checks this).
+
+#include <Kokkos_Core.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace hst_test::heap
+{
+inline std::atomic<bool> counting{false};
+inline std::atomic<long> allocations{0};
+
+inline void *allocate(std::size_t size) noexcept
+{
+  if (counting.load(std::memory_order_relaxed))
+    ++allocations;
+  return std::malloc(size > 0 ? size : 1);
+}
+} // namespace hst_test::heap
+
+// GCC sees the malloc/free pair through the replaced operators and warns.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void *operator new(std::size_t size)
+{
+  if (void *p = hst_test::heap::allocate(size))
+    return p;
+  throw std::bad_alloc();
+}
+void *operator new[](std::size_t size) { return operator new(size); }
+void *operator new(std::size_t size, std::nothrow_t const &) noexcept
+{
+  return hst_test::heap::allocate(size);
+}
+void *operator new[](std::size_t size, std::nothrow_t const &) noexcept
+{
+  return hst_test::heap::allocate(size);
+}
+void operator delete(void *p) noexcept { std::free(p); }
+void operator delete[](void *p) noexcept { std::free(p); }
+void operator delete(void *p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void *p, std::size_t) noexcept { std::free(p); }
+void operator delete(void *p, std::nothrow_t const &) noexcept { std::free(p); }
+void operator delete[](void *p, std::nothrow_t const &) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
+
+namespace hst_test
+{
+
+class AllocationWatch
+{
+public:
+  AllocationWatch()
+  {
+    kokkos_allocations_ = kernels_ = foreign_kernels_ = 0;
+    heap::allocations = 0;
+    Kokkos::Tools::Experimental::set_allocate_data_callback(on_allocate);
+    Kokkos::Tools::Experimental::set_begin_parallel_for_callback(on_kernel);
+    heap::counting = true;
+  }
+  ~AllocationWatch()
+  {
+    heap::counting = false;
+    Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
+    Kokkos::Tools::Experimental::set_begin_parallel_for_callback(nullptr);
+  }
+  AllocationWatch(AllocationWatch const &) = delete;
+  AllocationWatch &operator=(AllocationWatch const &) = delete;
+
+  static long kokkos_allocations() { return kokkos_allocations_; }
+  static long heap_allocations() { return heap::allocations; }
+  static long kernels() { return kernels_; }
+  /// Kernels whose label does not start with "hst::".
+  static long foreign_kernels() { return foreign_kernels_; }
+
+private:
+  static void on_allocate(Kokkos::Profiling::SpaceHandle, char const *, void const *,
+                          std::uint64_t)
+  {
+    ++kokkos_allocations_;
+  }
+  static void on_kernel(char const *label, std::uint32_t, std::uint64_t *)
+  {
+    ++kernels_;
+    if (std::strncmp(label, "hst::", 5) != 0)
+      ++foreign_kernels_;
+  }
+  static inline long kokkos_allocations_ = 0;
+  static inline long kernels_ = 0;
+  static inline long foreign_kernels_ = 0;
+};
+
+} // namespace hst_test
