@@ -44,6 +44,8 @@
 #include <KokkosKernels_SparseUtils.hpp> // 3.x: KokkosKernels::Impl::transpose_matrix
 #endif
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -60,6 +62,16 @@ using ExecutionSpace = Kokkos::DefaultExecutionSpace;
 using MemorySpace = ExecutionSpace::memory_space;
 using Matrix = KokkosSparse::CrsMatrix<Scalar, Ordinal, ExecutionSpace>;
 /// The caller's n x B multivectors (x, y) in layout L.
+/// Median of a sample (NaN when empty): what every tool reports per rung.
+inline double median(std::vector<double> v)
+{
+  if (v.empty())
+    return std::nan("");
+  std::sort(v.begin(), v.end());
+  std::size_t const n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 template <class L>
 using MultiVectorOf = Kokkos::View<Scalar **, L, MemorySpace>;
 using MultiVector = MultiVectorOf<Kokkos::LayoutLeft>; ///< the default layout

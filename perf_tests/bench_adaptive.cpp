@@ -98,13 +98,6 @@ Problem<L> const &problem(std::string const &key, std::string const &op_name,
   return *slot;
 }
 
-double median(std::vector<double> v)
-{
-  std::sort(v.begin(), v.end());
-  std::size_t const n = v.size();
-  return n == 0 ? std::nan("") : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 constexpr int settled_steps = 600, probe_window = 100;
 
 template <class L>

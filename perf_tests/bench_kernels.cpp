@@ -23,6 +23,8 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
 
+#include "Harness.hpp" // first: it includes KokkosSparse_spmv.hpp (see there)
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -36,11 +38,12 @@
 namespace
 {
 
-using Scalar = double;
-using Ordinal = int;
-using ExecutionSpace = Kokkos::DefaultExecutionSpace;
-using MemorySpace = ExecutionSpace::memory_space;
-using Matrix = KokkosSparse::CrsMatrix<Scalar, Ordinal, ExecutionSpace>;
+using hst::bench::ExecutionSpace;
+using hst::bench::Matrix;
+using hst::bench::median;
+using hst::bench::MemorySpace;
+using hst::bench::Ordinal;
+using hst::bench::Scalar;
 constexpr int width = 8;
 
 struct Args
@@ -87,13 +90,6 @@ Args parse(int argc, char **argv)
     }
   }
   return a;
-}
-
-double median(std::vector<double> v)
-{
-  std::sort(v.begin(), v.end());
-  auto const n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 template <class Layout>

@@ -84,15 +84,6 @@ struct Samples
 };
 std::map<std::string, std::map<Rung, Samples>> samples;
 
-double median(std::vector<double> v)
-{
-  if (v.empty())
-    return std::nan("");
-  std::sort(v.begin(), v.end());
-  std::size_t const n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 bool is_arm(Rung r) { return r != Rung::full && r != Rung::slice; }
 
 template <class L>

@@ -186,13 +186,6 @@ Arguments parse(int argc, char *argv[])
   return a;
 }
 
-double median(std::vector<double> v)
-{
-  std::sort(v.begin(), v.end());
-  std::size_t const n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 double geomean(std::vector<double> const &v)
 {
   double log_sum = 0;

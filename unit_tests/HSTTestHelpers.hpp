@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,43 @@ inline void reference_apply(Triplets const &A, std::vector<Ordinal> const &cols,
       if (position[c] >= 0)
         for (int b = 0; b < width; ++b)
           y[std::size_t(r) * width + b] += v * dx[std::size_t(position[c]) * width + b];
+}
+
+// A x by KokkosSparse::spmv (the full recompute), x and the result row-major
+// on the host.
+template <class Matrix>
+std::vector<Scalar> full_recompute(Matrix const &A, std::vector<Scalar> const &x,
+                                   int width)
+{
+  using memory_space = typename Matrix::memory_space;
+  auto const x_view = to_matrix_view<Kokkos::LayoutLeft, memory_space>(
+      x, std::size_t(A.numCols()), width);
+  Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y("hst_test::y_full",
+                                                              A.numRows(), width);
+  KokkosSparse::spmv("N", 1.0, A, x_view, 0.0, y);
+  return to_host_rows(y);
+}
+
+// Expects `f` to throw std::invalid_argument whose what() holds every piece.
+template <class F>
+void expect_invalid(F &&f, std::vector<std::string> const &pieces)
+{
+  try
+  {
+    f();
+    ADD_FAILURE() << "no exception thrown";
+  }
+  catch (std::invalid_argument const &e)
+  {
+    std::string const what = e.what();
+    for (auto const &piece : pieces)
+      EXPECT_NE(what.find(piece), std::string::npos)
+          << "\"" << piece << "\" missing from: " << what;
+  }
+  catch (std::exception const &e)
+  {
+    ADD_FAILURE() << "not std::invalid_argument: " << e.what();
+  }
 }
 
 // max |a - b| / max |b|

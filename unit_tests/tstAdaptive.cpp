@@ -256,15 +256,7 @@ struct Harness
   // max relative difference between y and A x by KokkosSparse::spmv.
   double error_vs_full_recompute()
   {
-    using MV = Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space>;
-    MV x_view("x", t.n_cols, width), y_full("y_full", t.n_rows, width);
-    auto x_host = Kokkos::create_mirror_view(x_view);
-    for (Ordinal c = 0; c < t.n_cols; ++c)
-      for (int b = 0; b < width; ++b)
-        x_host(c, b) = x[std::size_t(c) * width + b];
-    Kokkos::deep_copy(x_view, x_host);
-    KokkosSparse::spmv("N", 1.0, A, x_view, 0.0, y_full);
-    return relative_error(to_host_rows(y), to_host_rows(y_full));
+    return relative_error(to_host_rows(y), full_recompute(A, x, width));
   }
 };
 
@@ -290,27 +282,6 @@ Steps one_motion(hw::Motion m, int n, std::uint64_t seed = 1)
   Steps s;
   s.take(w, n);
   return s;
-}
-
-template <class F>
-void expect_invalid(F &&f, std::vector<std::string> const &pieces)
-{
-  try
-  {
-    f();
-    ADD_FAILURE() << "no exception thrown";
-  }
-  catch (std::invalid_argument const &e)
-  {
-    std::string const what = e.what();
-    for (auto const &piece : pieces)
-      EXPECT_NE(what.find(piece), std::string::npos)
-          << "\"" << piece << "\" missing from: " << what;
-  }
-  catch (std::exception const &e)
-  {
-    ADD_FAILURE() << "not std::invalid_argument: " << e.what();
-  }
 }
 
 bool starts_with(std::string const &s, std::string const &prefix)

@@ -93,16 +93,8 @@ Outcome run_workload(Triplets const &t, hst::workload::WorkloadOptions const &w,
     workload.advance();
   }
 
-  using MV = Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space>;
-  MV x_view("x", t.n_cols, width), y_full("y_full", t.n_rows, width);
-  auto x_host = Kokkos::create_mirror_view(x_view);
-  for (Ordinal c = 0; c < t.n_cols; ++c)
-    for (int b = 0; b < width; ++b)
-      x_host(c, b) = x[std::size_t(c) * width + b];
-  Kokkos::deep_copy(x_view, x_host);
-  KokkosSparse::spmv("N", 1.0, A, x_view, 0.0, y_full);
   return {to_host_rows(y_scheduled), to_host_rows(y_exact), to_host_rows(y_scatter),
-          to_host_rows(y_full)};
+          full_recompute(A, x, width)};
 }
 
 TYPED_TEST(Arms, agree_with_full_recompute_after_200_steps)

@@ -34,28 +34,6 @@ std::vector<Scalar> pattern(std::size_t n, double offset)
   return v;
 }
 
-// Expects `f` to throw std::invalid_argument whose what() holds every piece.
-template <class F>
-void expect_invalid(F &&f, std::vector<std::string> const &pieces)
-{
-  try
-  {
-    f();
-    ADD_FAILURE() << "no exception thrown";
-  }
-  catch (std::invalid_argument const &e)
-  {
-    std::string const what = e.what();
-    for (auto const &piece : pieces)
-      EXPECT_NE(what.find(piece), std::string::npos)
-          << "\"" << piece << "\" missing from: " << what;
-  }
-  catch (std::exception const &e)
-  {
-    ADD_FAILURE() << "not std::invalid_argument: " << e.what();
-  }
-}
-
 // One rejected apply_cols call: column ids, what its message must hold, and
 // how far the rows and columns of dx and y are off a valid call's.
 struct BadStep
