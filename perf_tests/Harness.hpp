@@ -61,7 +61,6 @@ using Ordinal = int;
 using ExecutionSpace = Kokkos::DefaultExecutionSpace;
 using MemorySpace = ExecutionSpace::memory_space;
 using Matrix = KokkosSparse::CrsMatrix<Scalar, Ordinal, ExecutionSpace>;
-/// The caller's n x B multivectors (x, y) in layout L.
 /// Median of a sample (NaN when empty): what every tool reports per rung.
 inline double median(std::vector<double> v)
 {
@@ -72,6 +71,33 @@ inline double median(std::vector<double> v)
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/// The order in which round `round` runs n interleaved rungs: a Williams
+/// design. A pass leaves state behind it (caches, the allocator's free
+/// lists, y) that the next pass inherits, and that carry-over differs from
+/// rung to rung; measured, an arm timed always right after the same other
+/// arm read up to 1.5x slower than a second copy of itself timed after
+/// another. Over n rounds (2n for odd n) each rung runs right after each
+/// other rung equally often, and first in a round equally often, so the
+/// carry-over falls on every rung alike. Round r of even n is the sequence
+/// 0, 1, n-1, 2, n-2, ... shifted by r (mod n); odd n adds its mirror.
+inline std::vector<std::size_t> balanced_order(std::size_t n, int round)
+{
+  std::vector<std::size_t> order(n);
+  if (n == 0)
+    return order;
+  std::size_t const rows = n % 2 ? 2 * n : n;
+  std::size_t const r = std::size_t(round) % rows;
+  for (std::size_t j = 0; j < n; ++j)
+  {
+    std::size_t const base = j == 0 ? 0 : j % 2 ? (j + 1) / 2 : n - j / 2;
+    order[j] = (base + r) % n;
+  }
+  if (r >= n)
+    std::reverse(order.begin(), order.end());
+  return order;
+}
+
+/// The caller's n x B multivectors (x, y) in layout L.
 template <class L>
 using MultiVectorOf = Kokkos::View<Scalar **, L, MemorySpace>;
 using MultiVector = MultiVectorOf<Kokkos::LayoutLeft>; ///< the default layout

@@ -6,9 +6,11 @@
 //   hst-sweep --help
 //
 // Timing (perf_tests/Harness.hpp): each case runs every arm over the same
-// staged steps, R passes, the arms interleaved within each round (and the
-// order rotated from round to round) so machine noise hits them alike; the
-// reported us/step is the median pass.
+// staged steps in interleaved rounds of one pass per arm, so machine noise
+// hits them alike; the rounds follow a balanced order (balanced_order), so
+// that no arm always runs right after the same other arm and inherits its
+// leftovers. R rounds, or more for short cases (--min-time); the reported
+// us/step is the median pass.
 // Every pass's answer is checked against the full recompute.
 
 #include <hst/workload/Generators.hpp>
@@ -39,6 +41,15 @@ using namespace hst::bench;
 using hst::workload::Motion;
 using SuiteOperator = hst::workload::SuiteOperator<Scalar, Ordinal>;
 
+// How many passes each case gets (see measure_arms).
+struct Timing
+{
+  int repeats = 5; // at least this many passes per rung
+  double min_seconds =
+      0.02;            // ... and until the shortest rung's timed steps add up to this
+  int max_rounds = 64; // ... but no more passes than this (or repeats)
+};
+
 struct Arguments
 {
   bool quick = false;
@@ -51,6 +62,8 @@ struct Arguments
   std::vector<double> rhos = {0.002, 0.01, 0.05, 0.25};
   int steps = 200;
   int repeats = -1; // -1: 3 with --quick, 5 otherwise
+  double min_time = 0.02;
+  int max_repeats = 64;
   int width = 8;
   Layout layout = Layout::left;
 };
@@ -58,14 +71,18 @@ struct Arguments
 constexpr char const *usage =
     "usage: hst-sweep [--quick] [--out DIR] [--operators NAME,...] [--mtx FILE]...\n"
     "                 [--motions drift,jump,frozen] [--rho 0.002,0.01,0.05,0.25]\n"
-    "                 [--steps 200] [--repeats R] [--B 8] [--layout left|right]\n"
-    "                 [--no-growth] [--list]\n"
+    "                 [--steps 200] [--repeats R] [--min-time S] [--max-repeats N]\n"
+    "                 [--B 8] [--layout left|right] [--no-growth] [--list]\n"
     "  --quick       the quick suite (under 2 minutes on 2 cores), 3 passes per arm\n"
     "  --out DIR     where sweep.csv, sweep.json, preparation.csv, growth.csv and\n"
     "                sweep-summary.txt go (default hst-results)\n"
     "  --operators   suite operators by name (see --list) instead of the suite\n"
     "  --mtx FILE    also measure a Matrix Market file (.mtx or .mtx.gz)\n"
-    "  --repeats R   passes per arm and case, median reported (default 5; 3 quick)\n"
+    "  --repeats R   passes per arm and case, median reported (default 5; 3 quick);\n"
+    "                the arms are interleaved in balanced orders (Williams design)\n"
+    "  --min-time S  more passes, until the fastest arm's timed steps add up to S\n"
+    "                seconds (default 0.02) ...\n"
+    "  --max-repeats N  ... but at most N passes (default 64)\n"
     "  --layout L    Kokkos layout of x, y and each step's k x B dx: left\n"
     "                (LayoutLeft, default) or right (LayoutRight)\n"
     "  --no-growth   skip the cost-growth series (1e4 to 1e6 rows at k = 300)\n"
@@ -166,6 +183,15 @@ Arguments parse(int argc, char *argv[])
       a.steps = parse_count(flag, value(), 2);
     else if (flag == "--repeats")
       a.repeats = parse_count(flag, value(), 1);
+    else if (flag == "--min-time")
+    {
+      std::string const text = value();
+      a.min_time = parse_number(flag, text);
+      if (!(a.min_time >= 0))
+        usage_error("argument '--min-time' must be >= 0, got " + text);
+    }
+    else if (flag == "--max-repeats")
+      a.max_repeats = parse_count(flag, value(), 1);
     else if (flag == "--B")
       a.width = parse_count(flag, value(), 1);
     else if (flag == "--layout")
@@ -185,6 +211,8 @@ Arguments parse(int argc, char *argv[])
     usage_error("'--motions' and '--rho' need at least one value");
   return a;
 }
+
+Timing timing(Arguments const &a) { return {a.repeats, a.min_time, a.max_repeats}; }
 
 double geomean(std::vector<double> const &v)
 {
@@ -252,6 +280,7 @@ struct Case
   double replaced;
   std::map<Rung, double> us; // median us/step per arm
   std::map<Rung, double> rel_error;
+  int passes = 0; // per arm
 
   /// The fastest of the three arms (the adaptive session is not a choice).
   Rung best() const
@@ -346,27 +375,43 @@ std::vector<Rung> const &measured_rungs()
   return rungs;
 }
 
-// Median us/step of each measured rung over `repeats` interleaved passes.
+// Median us/step of each measured rung over interleaved passes: `repeats`
+// rounds, or more, up to max_rounds, until the shortest rung's timed steps add
+// up to min_seconds (judged from round 0). Short cases (a few us per step)
+// thus get the many passes their noise needs; long ones keep `repeats`.
 template <class L>
-std::map<Rung, double> measure_arms(Staged<L> const &p, HSTOperator const &op,
-                                    int repeats, std::map<Rung, double> *rel_error,
-                                    std::map<Rung, double> *prepare_s)
+std::map<Rung, double>
+measure_arms(Staged<L> const &p, HSTOperator const &op, Timing const &timing,
+             std::map<Rung, double> *rel_error, std::map<Rung, double> *prepare_s,
+             int *rounds_run = nullptr)
 {
   typename Staged<L>::MultiVector y("hst::sweep::y", p.A.numRows(), p.width);
   std::map<Rung, std::vector<double>> us, prep;
   auto const &rungs = measured_rungs();
-  for (int r = 0; r < repeats; ++r)
-    for (std::size_t i = 0; i < rungs.size(); ++i)
+  int rounds = timing.repeats;
+  for (int r = 0; r < rounds; ++r)
+  {
+    for (std::size_t i : balanced_order(rungs.size(), r))
     {
-      // Each round starts one rung later, so no rung always runs in the same
-      // position (right after the same other rung).
-      Rung const arm = rungs[(i + std::size_t(r)) % rungs.size()];
+      Rung const arm = rungs[i];
       Pass const pass = run_rung(arm, p, op, y);
       us[arm].push_back(pass.us_per_step);
       prep[arm].push_back(pass.prepare_seconds);
       if (rel_error)
         (*rel_error)[arm] = std::max((*rel_error)[arm], pass.rel_error);
     }
+    if (r == 0)
+    {
+      double shortest = std::numeric_limits<double>::infinity();
+      for (auto const &[arm, v] : us)
+        shortest = std::min(shortest, 1e-6 * v[0] * double(p.steps - 1));
+      double const wanted = std::ceil(timing.min_seconds / shortest);
+      rounds = int(std::clamp(wanted, double(timing.repeats),
+                              double(std::max(timing.repeats, timing.max_rounds))));
+    }
+  }
+  if (rounds_run)
+    *rounds_run = rounds;
   std::map<Rung, double> result;
   for (auto const &[arm, v] : us)
     result[arm] = median(v);
@@ -662,13 +707,13 @@ void write_outputs(Arguments const &a, std::vector<OperatorInfo> const &infos,
   std::ofstream csv(fs::path(a.out) / "sweep.csv");
   char const *const layout = to_string(a.layout);
   csv << "operator,family,motion,rho,k,changed_nnz,replaced_per_step,arm,us_per_step,"
-         "rel_error,layout\n";
+         "rel_error,layout,passes\n";
   for (auto const &c : cases)
     for (auto const &[arm, us] : c.us)
       csv << c.op << ',' << c.family << ',' << hst::workload::to_string(c.motion) << ','
           << c.rho << ',' << c.k << ',' << c.changed_nnz << ',' << c.replaced << ','
           << to_string(arm) << ',' << us << ',' << c.rel_error.at(arm) << ',' << layout
-          << '\n';
+          << ',' << c.passes << '\n';
 
   std::ofstream prep(fs::path(a.out) / "preparation.csv");
   prep << "operator,family,shuffled,rows,cols,nnz,tiles,mean_tile_nnz,generate_s,"
@@ -700,6 +745,8 @@ void write_outputs(Arguments const &a, std::vector<OperatorInfo> const &infos,
        << ", \"concurrency\": " << hst::kokkos_ext::concurrency(ExecutionSpace{})
        << ", \"B\": " << a.width << ", \"layout\": " << json_string(layout)
        << ", \"steps\": " << a.steps << ", \"repeats\": " << a.repeats
+       << ", \"min_time_s\": " << json_number(a.min_time)
+       << ", \"max_repeats\": " << a.max_repeats
        << ", \"quick\": " << (a.quick ? "true" : "false") << "},\n  \"operators\": [";
   for (std::size_t i = 0; i < infos.size(); ++i)
   {
@@ -722,7 +769,8 @@ void write_outputs(Arguments const &a, std::vector<OperatorInfo> const &infos,
          << ", \"motion\": " << json_string(hst::workload::to_string(c.motion))
          << ", \"rho\": " << json_number(c.rho) << ", \"k\": " << c.k
          << ", \"changed_nnz\": " << json_number(c.changed_nnz)
-         << ", \"best\": " << json_string(to_string(c.best())) << ", \"us_per_step\": ";
+         << ", \"best\": " << json_string(to_string(c.best()))
+         << ", \"passes\": " << c.passes << ", \"us_per_step\": ";
     json << json_object(c.us) << "}";
   }
   json << "\n  ],\n  \"growth\": [";
@@ -755,10 +803,11 @@ int run(Arguments const &a)
   };
   std::cout << "hst-sweep: " << operators.size() << " operators x " << a.motions.size()
             << " motions x " << a.rhos.size() << " churn values, B = " << a.width << ", "
-            << a.steps << " steps, median of " << a.repeats << " passes, "
-            << ExecutionSpace::name() << " with "
-            << hst::kokkos_ext::concurrency(ExecutionSpace{}) << " thread(s), layout "
-            << to_string(a.layout) << "\n";
+            << a.steps << " steps, median of " << a.repeats << " passes or more (until "
+            << a.min_time << " s of the fastest arm's steps, at most "
+            << std::max(a.repeats, a.max_repeats) << "), " << ExecutionSpace::name()
+            << " with " << hst::kokkos_ext::concurrency(ExecutionSpace{})
+            << " thread(s), layout " << to_string(a.layout) << "\n";
 
   std::vector<OperatorInfo> infos;
   std::vector<Case> cases;
@@ -785,12 +834,14 @@ int run(Arguments const &a)
         Case c{info.name,     info.family, motion, rho, p.k,
                p.changed_nnz, p.replaced,  {},     {}};
         bool const reference = motion == Motion::drift && rho == 0.01;
-        c.us = measure_arms(p, *op, a.repeats, &c.rel_error,
+        c.us = measure_arms(p, *op, timing(a), &c.rel_error,
                             reference || info.arm_prepare_s.empty() ? &info.arm_prepare_s
-                                                                    : nullptr);
+                                                                    : nullptr,
+                            &c.passes);
         std::cout << "    " << hst::workload::to_string(motion) << " rho "
                   << fixed(rho, 3) << " k " << c.k << ":" << arm_list(c.us)
-                  << "  us/step, best " << to_string(c.best()) << std::endl;
+                  << "  us/step, best " << to_string(c.best()) << ", " << c.passes
+                  << " passes" << std::endl;
         cases.push_back(std::move(c));
       }
     infos.push_back(std::move(info));
@@ -808,7 +859,7 @@ int run(Arguments const &a)
       auto const p =
           stage<L>(A, workload_options(Motion::drift, 0.01, a.width, 300), a.steps);
       GrowthPoint g{entry.name, info.rows, p.k, p.changed_nnz, {}};
-      g.us = measure_arms(p, *op, a.repeats, nullptr, nullptr);
+      g.us = measure_arms(p, *op, timing(a), nullptr, nullptr);
       std::cout << "    " << g.op << " (" << g.rows << " rows):" << arm_list(g.us)
                 << "  us/step" << std::endl;
       growth.push_back(std::move(g));
