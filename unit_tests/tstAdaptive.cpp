@@ -292,10 +292,10 @@ bool starts_with(std::string const &s, std::string const &prefix)
 TYPED_TEST(Adaptive, initial_probe_picks_the_arm_the_clock_makes_fastest)
 {
   using ExecutionSpace = TypeParam;
-  // A frozen set, which the session expects: the exact-set arm compiles it on
-  // its first step, so it warms up once; the scheduled arm was planned for it
-  // when made and the scatter arm keeps no set, so neither warms up. All arms
-  // within 2x: none is cut.
+  // A frozen set, which the session expects. Every arm's first block warms
+  // up (a new session: each arm is idle, cold in cache); the later blocks
+  // meet the set each arm already ran on (the scheduled arm was planned for
+  // it when made) and do not. All arms within 2x: none is cut.
   auto const s = one_motion(hw::Motion::frozen, 30);
   auto const options = small_options();
   struct Case
@@ -314,13 +314,13 @@ TYPED_TEST(Adaptive, initial_probe_picks_the_arm_the_clock_makes_fastest)
     std::vector<Arm> ran;
     h.run(s, 0, s.size(), [&](std::size_t) { ran.push_back(h.session.running()); });
 
-    // Round 1: exact set (warm-up + 1), scheduled (1), scatter (1); round 2:
-    // 2 more measured steps each, fastest first.
-    std::vector<Arm> expected = {X, X, H, C};
+    // Round 1: each arm a warm-up step and 1 measured step; round 2: 2 more
+    // measured steps each, fastest first.
+    std::vector<Arm> expected = {X, X, H, H, C, C};
     for (Arm a : c.round2)
       expected.insert(expected.end(), {a, a});
     std::int64_t const L = std::int64_t(expected.size());
-    ASSERT_EQ(L, 10);
+    ASSERT_EQ(L, 12);
     expected.resize(s.size(), c.fastest);
     EXPECT_EQ(ran, expected);
 
@@ -334,7 +334,7 @@ TYPED_TEST(Adaptive, initial_probe_picks_the_arm_the_clock_makes_fastest)
     EXPECT_EQ(d.step, L);
     EXPECT_EQ(d.reason, "initial probe");
     EXPECT_EQ(d.measured_steps, (std::array<int, 3>{3, 3, 3}));
-    EXPECT_EQ(d.warmup_steps, (std::array<int, 3>{0, 1, 0})); // indexed by Arm
+    EXPECT_EQ(d.warmup_steps, (std::array<int, 3>{1, 1, 1})); // indexed by Arm
     for (std::size_t a = 0; a < 3; ++a)
       EXPECT_NEAR(d.us_per_step[a], c.prices.step[a], 1e-9);
     EXPECT_EQ(r.probe_steps, L);
@@ -361,13 +361,13 @@ TYPED_TEST(Adaptive, clearly_worse_arms_are_cut_after_one_measured_step)
   Arm const X = Arm::exact_set, H = Arm::scheduled, C = Arm::scatter;
   // Round 1 as above; exact set (5 > 2 x 1) and scatter (4 > 2 x 1) are cut;
   // round 2: the scheduled arm's last 2 measured steps.
-  std::vector<Arm> expected = {X, X, H, C, H, H};
+  std::vector<Arm> expected = {X, X, H, H, C, C, H, H};
   expected.resize(s.size(), H);
   EXPECT_EQ(ran, expected);
   auto const &r = h.session.report();
   ASSERT_EQ(r.decisions.size(), 1u);
   auto const &d = r.decisions[0];
-  EXPECT_EQ(d.step, 6);
+  EXPECT_EQ(d.step, 8);
   EXPECT_EQ(d.chosen, H);
   EXPECT_EQ(d.measured_steps, (std::array<int, 3>{3, 1, 1}));
   EXPECT_NEAR(d.us_per_step[slot(X)], 5.0, 1e-9);
@@ -375,8 +375,8 @@ TYPED_TEST(Adaptive, clearly_worse_arms_are_cut_after_one_measured_step)
   EXPECT_EQ(d.reason,
             "initial probe; exact_set cut after round 1 (5.000 us > 2.00 x 1.000 "
             "us); scatter cut after round 1 (4.000 us > 2.00 x 1.000 us)");
-  // Excess: 2 exact-set steps at 4 us more, 1 scatter step at 3 us more.
-  EXPECT_NEAR(1e6 * r.probe_excess_seconds, 2 * 4.0 + 3.0, 1e-6);
+  // Excess: 2 exact-set steps at 4 us more, 2 scatter steps at 3 us more.
+  EXPECT_NEAR(1e6 * r.probe_excess_seconds, 2 * 4.0 + 2 * 3.0, 1e-6);
 
   // With the cut disabled, every arm runs all its measured steps.
   auto options = small_options();
@@ -384,7 +384,7 @@ TYPED_TEST(Adaptive, clearly_worse_arms_are_cut_after_one_measured_step)
   Harness<ExecutionSpace> all(s.cols[0], options, flat_prices(1.0, 5.0, 4.0));
   all.run(s, 0, s.size());
   auto const &e = all.session.report().decisions.at(0);
-  EXPECT_EQ(e.step, 10);
+  EXPECT_EQ(e.step, 12);
   EXPECT_EQ(e.chosen, H);
   EXPECT_EQ(e.measured_steps, (std::array<int, 3>{3, 3, 3}));
   EXPECT_EQ(e.reason, "initial probe");
@@ -393,26 +393,25 @@ TYPED_TEST(Adaptive, clearly_worse_arms_are_cut_after_one_measured_step)
 TYPED_TEST(Adaptive, round_two_stops_an_arm_whose_mean_passes_the_cut)
 {
   using ExecutionSpace = TypeParam;
-  // Round 1 (steps 0..3; the scheduled arm was planned for the frozen set
-  // when made, so only the exact-set arm warms up) keeps all three arms (1.0,
-  // 1.5, 1.9 us); round 2 runs scheduled (4, 5), exact set (6, 7), then
-  // scatter from step 8, whose price rises to 4 us there: its mean
-  // (1.9 + 4) / 2 = 2.95 us exceeds 2 x 1.0, so it stops after 2 of its 3
-  // measured steps.
+  // Round 1 (steps 0..5, each arm a warm-up and a measured step) keeps all
+  // three arms (1.0, 1.5, 1.9 us); round 2 on the same frozen set, without
+  // warm-up, runs scheduled (6, 7), exact set (8, 9), then scatter from
+  // step 10, whose price rises to 4 us there: its mean (1.9 + 4) / 2 = 2.95
+  // us exceeds 2 x 1.0, so it stops after 2 of its 3 measured steps.
   auto const s = one_motion(hw::Motion::frozen, 30);
   Harness<ExecutionSpace> h(s.cols[0], small_options(), flat_prices(1.0, 1.5, 1.9));
   std::vector<Arm> ran;
   h.run(s, 0, s.size(), [&](std::size_t i) {
-    if (i == 8)
+    if (i == 10)
       h.clock.prices = flat_prices(1.0, 1.5, 4.0);
     ran.push_back(h.session.running());
   });
   Arm const X = Arm::exact_set, H = Arm::scheduled, C = Arm::scatter;
-  std::vector<Arm> expected = {X, X, H, C, H, H, X, X, C};
+  std::vector<Arm> expected = {X, X, H, H, C, C, H, H, X, X, C};
   expected.resize(s.size(), H);
   EXPECT_EQ(ran, expected);
   auto const &d = h.session.report().decisions.at(0);
-  EXPECT_EQ(d.step, 9);
+  EXPECT_EQ(d.step, 11);
   EXPECT_EQ(d.chosen, H);
   EXPECT_EQ(d.measured_steps, (std::array<int, 3>{3, 3, 2}));
   EXPECT_NEAR(d.us_per_step[slot(C)], 2.95, 1e-9);
@@ -441,12 +440,16 @@ TYPED_TEST(Adaptive, blocks_warm_up_only_where_the_arm_meets_a_new_set)
     h.run(s, 20, s.size());
     auto const &r = h.session.report();
     ASSERT_EQ(r.decisions.size(), 2u);
-    // First steps: the exact-set arm compiles, the scheduled arm re-plans.
-    EXPECT_EQ(r.decisions[0].warmup_steps, (std::array<int, 3>{1, 1, 0}));
-    EXPECT_EQ(r.decisions[0].step, 11);
-    // Again on the same set: nothing to catch up, 9 measured steps.
-    EXPECT_EQ(r.decisions[1].warmup_steps, (std::array<int, 3>{0, 0, 0}));
-    EXPECT_EQ(r.decisions[1].step, 20 + 9);
+    // A new session: every arm's first block warms up (the exact-set arm
+    // also compiles there, the scheduled arm re-plans); round 2 none.
+    EXPECT_EQ(r.decisions[0].warmup_steps, (std::array<int, 3>{1, 1, 1}));
+    EXPECT_EQ(r.decisions[0].step, 12);
+    EXPECT_EQ(r.decisions[0].chosen, Arm::scheduled);
+    // Again on the same set: the arms idle since the decision warm up once
+    // (cold in cache); the active scheduled arm has nothing to catch up.
+    // 9 measured steps.
+    EXPECT_EQ(r.decisions[1].warmup_steps, (std::array<int, 3>{0, 1, 1}));
+    EXPECT_EQ(r.decisions[1].step, 20 + 11);
   }
   {
     SCOPED_TRACE("drift");
@@ -473,22 +476,22 @@ TYPED_TEST(Adaptive, blocks_warm_up_only_where_the_arm_meets_a_new_set)
   }
 }
 
-TYPED_TEST(Adaptive, scheduled_arm_planned_for_the_set_does_not_warm_up)
+TYPED_TEST(Adaptive, scheduled_arm_planned_for_the_set_does_not_replan)
 {
   using ExecutionSpace = TypeParam;
   // The session expects the frozen set: the scheduled arm was planned for it
-  // when made, so none of its blocks meets a new set. Only the exact-set
-  // arm's first block warms up (it compiles the set): 3 x 3 measured steps
-  // and 1 warm-up step.
+  // when made, so none of its blocks meets a new set and it never re-plans;
+  // like every arm of a new session it warms up once, in cache. 3 x 3
+  // measured steps and 3 warm-up steps.
   auto options = small_options();
   options.recheck_period = options.recheck_max_period = 0;
   auto const s = one_motion(hw::Motion::frozen, 20);
   Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.0, 1.2, 1.4));
   h.run(s, 0, s.size());
   auto const &d = h.session.report().decisions.at(0);
-  EXPECT_EQ(d.warmup_steps, (std::array<int, 3>{0, 1, 0}));
+  EXPECT_EQ(d.warmup_steps, (std::array<int, 3>{1, 1, 1}));
   EXPECT_EQ(d.measured_steps, (std::array<int, 3>{3, 3, 3}));
-  EXPECT_EQ(d.step, 10);
+  EXPECT_EQ(d.step, 12);
   EXPECT_EQ(h.session.scheduled().stats().replans, 0);
 }
 
@@ -692,11 +695,13 @@ TYPED_TEST(Adaptive, exact_set_compile_rate_sees_a_frozen_set_start_to_move)
   EXPECT_EQ(r.decisions[0].chosen, Arm::exact_set);
   auto const &d = r.decisions[1];
   EXPECT_EQ(d.chosen, Arm::scheduled);
-  // The initial probe is decided at 8, so windows end at 17, 25, ...: the one
-  // ending at 65 holds 4 compiles in 8 steps (the set moves from step 61 on),
-  // not above shift_floor 0.5; those ending at 73 and 81 hold 8 each, so the
-  // re-probe starts at 81. There the exact-set arm's measured step compiles
-  // (0.8 + 1.4 us) and the scheduled arm's (step 84) compiles no tile (1.0 us).
+  // The initial probe is decided at 10 (scatter cut: 2.0 > 2 x 0.8), so
+  // windows end at 19, 27, ...: the one ending at 67 holds 6 compiles in 8
+  // steps (the set moves from step 61 on), the one ending at 75 holds 8, so
+  // the re-probe starts at 75. There the exact-set arm's measured step
+  // compiles (0.8 + 1.4 us) and the scheduled arm's (step 78, after its
+  // warm-up) compiles no tile (1.0 us).
+  EXPECT_EQ(d.probe_start, 75);
   EXPECT_EQ(d.reason, "exact_set compile rate 1.00 compiles/step vs 0.00 at probe; "
                       "exact_set cut after round 1 (2.200 us > 2.00 x 1.000 us)");
   EXPECT_GE(d.probe_start, std::int64_t(moves));
@@ -725,23 +730,23 @@ TYPED_TEST(Adaptive, one_shifted_window_does_not_start_a_probe)
       s.dx.push_back(base.dx[0]);
     }
   };
-  // The initial probe: exact set (warm-up + 1), scheduled (1: planned for
-  // the expected set when made), scatter (1, cut: 3 > 2 x 1), then 2 steps
-  // each of exact set and scheduled (1.8 us): decided at 8. Windows begin at
-  // 9 and end at 17, 25, ... (a window [b, e) counts the compiles of steps b
-  // to e - 1; the set changes on steps 19 to 26 and 43 to 58).
-  frozen_until(18);
-  moving_until(26); // one shifted window: [17, 25) (6); [25, 33) has 2
-  frozen_until(42);
-  moving_until(58); // two: [41, 49) (6) and [49, 57) (8)
-  frozen_until(80);
+  // The initial probe: a warm-up and a measured step each of exact set,
+  // scheduled (1.8 us) and scatter (cut: 3 > 2 x 1), then 2 steps each of
+  // exact set and scheduled: decided at 10. Windows begin at 11 and end at
+  // 19, 27, ... (a window [b, e) counts the compiles of steps b to e - 1; the
+  // set changes on steps 21 to 28 and 45 to 60).
+  frozen_until(20);
+  moving_until(28); // one shifted window: [19, 27) (6); [27, 35) has 2
+  frozen_until(44);
+  moving_until(60); // two: [43, 51) (6) and [51, 59) (8)
+  frozen_until(82);
   Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.8, 1.0, 3.0));
   h.run(s, 0, s.size());
   auto const &r = h.session.report();
   SCOPED_TRACE(::testing::Message() << r);
   ASSERT_EQ(r.decisions.size(), 2u);
-  EXPECT_EQ(r.decisions[0].step, 8);
-  EXPECT_EQ(r.decisions[1].probe_start, 57);
+  EXPECT_EQ(r.decisions[0].step, 10);
+  EXPECT_EQ(r.decisions[1].probe_start, 59);
   EXPECT_TRUE(starts_with(r.decisions[1].reason,
                           "exact_set compile rate 1.00 compiles/step vs 0.00 at probe"))
       << r.decisions[1].reason;
@@ -749,11 +754,11 @@ TYPED_TEST(Adaptive, one_shifted_window_does_not_start_a_probe)
 }
 
 // The step-time detector's runs: a frozen set, prices (1.0, 1.8, 4.0) and no
-// periodic re-check. The initial probe: exact set (warm-up + 1: 1.8 us),
-// scheduled (1: 1.0 us, planned for the set when made), scatter (1: 4.0 us >
-// 2 x 1.0, cut), then 2 steps each of scheduled and exact set: decided at 8
-// for the scheduled arm, whose probe mean (1.0 us) is the reference. Samples
-// at 8 + 32 j: 40, 72, 104, 136, ...
+// periodic re-check. The initial probe: a warm-up and a measured step each of
+// exact set (1.8 us), scheduled (1.0 us) and scatter (4.0 us > 2 x 1.0,
+// cut), then 2 steps each of scheduled and exact set: decided at 10 for the
+// scheduled arm, whose probe mean (1.0 us) is the reference. Samples at
+// 10 + 32 j: 42, 74, 106, 138, ...
 hst::AdaptiveOptions time_options()
 {
   auto o = small_options();
@@ -768,14 +773,15 @@ TYPED_TEST(Adaptive, step_time_rise_reprobes_within_the_documented_bound)
   auto const s = one_motion(hw::Motion::frozen, 200);
   auto const options = time_options(); // P = 32, H = 2, ratio 1.5
   Harness<ExecutionSpace> h(s.cols[0], options, time_prices);
-  // The scheduled arm's price rises 3x from step 41, right after the sample
-  // at 40: the worst case. Samples at 72 and 104 are shifted (3.0 > 1.5 x
-  // 1.0), so the re-probe starts at 105 = 41 + H P, the documented bound.
-  // There, on the same frozen set, nothing warms up: exact set (1.8),
-  // scheduled (3.0), scatter (4.0 > 2 x 1.8, cut), then 2 steps each of
-  // exact set and scheduled: decided at 112 for the exact-set arm, now the
-  // cheaper (1.8 < 0.95 x 3.0). Its samples (144, 176) match its mean.
-  std::int64_t const shift = 41;
+  // The scheduled arm's price rises 3x from step 43, right after the sample
+  // at 42: the worst case. Samples at 74 and 106 are shifted (3.0 > 1.5 x
+  // 1.0), so the re-probe starts at 107 = 43 + H P, the documented bound.
+  // There, on the same frozen set, the arms idle since the decision warm up
+  // once: exact set (warm-up + 1.8), scheduled (active: 3.0), scatter
+  // (warm-up + 4.0 > 2 x 1.8, cut), then 2 steps each of exact set and
+  // scheduled: decided at 116 for the exact-set arm, now the cheaper (1.8 <
+  // 0.95 x 3.0). Its samples (148, 180) match its mean.
+  std::int64_t const shift = 43;
   h.run(s, 0, s.size(), [&](std::size_t i) {
     if (std::int64_t(i) == shift)
       h.clock.prices = flat_prices(3.0, 1.8, 4.0);
@@ -783,12 +789,12 @@ TYPED_TEST(Adaptive, step_time_rise_reprobes_within_the_documented_bound)
   auto const &r = h.session.report();
   SCOPED_TRACE(::testing::Message() << r);
   ASSERT_EQ(r.decisions.size(), 2u);
-  EXPECT_EQ(r.decisions[0].step, 8);
+  EXPECT_EQ(r.decisions[0].step, 10);
   EXPECT_EQ(r.decisions[0].chosen, Arm::scheduled);
   auto const &d = r.decisions[1];
   EXPECT_EQ(d.probe_start, shift + options.shift_windows * options.sample_period);
-  EXPECT_EQ(d.probe_start, 105);
-  EXPECT_EQ(d.step, 112);
+  EXPECT_EQ(d.probe_start, 107);
+  EXPECT_EQ(d.step, 116);
   EXPECT_LE(d.step, d.probe_start + max_probe_length(options));
   EXPECT_EQ(d.chosen, Arm::exact_set);
   EXPECT_EQ(d.reason, "scheduled step time 3.000 us vs 1.000 us at probe (2 samples); "
@@ -796,30 +802,30 @@ TYPED_TEST(Adaptive, step_time_rise_reprobes_within_the_documented_bound)
   EXPECT_NEAR(d.us_per_step[slot(Arm::scheduled)], 3.0, 1e-9);
   EXPECT_NEAR(d.us_per_step[slot(Arm::exact_set)], 1.8, 1e-9);
   EXPECT_EQ(h.session.active(), Arm::exact_set);
-  // Samples at 40, 72, 104, 144, 176: 2 reads each, 2 per probe step.
+  // Samples at 42, 74, 106, 148, 180: 2 reads each, 2 per probe step.
   EXPECT_EQ(r.sampled_steps, 5);
   EXPECT_NEAR(1e6 * r.sampled_seconds, 1.0 + 3.0 + 3.0 + 1.8 + 1.8, 1e-9);
-  EXPECT_EQ(r.probe_steps, 8 + 7);
+  EXPECT_EQ(r.probe_steps, 10 + 9);
   EXPECT_EQ(h.clock.reads, 2 * (r.probe_steps + r.sampled_steps));
   std::ostringstream out;
   out << r;
   EXPECT_NE(out.str().find("\n  sampled: 5 settled steps, 10.600 us\n"),
             std::string::npos)
       << out.str();
-  EXPECT_NE(out.str().find("step 112: exact_set (probed from step 105;"),
+  EXPECT_NE(out.str().find("step 116: exact_set (probed from step 107;"),
             std::string::npos);
   EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
 
-  // The best case: the rise begins at a sample (72), noticed at 104 (72 +
+  // The best case: the rise begins at a sample (74), noticed at 106 (74 +
   // (H - 1) P); the same probe, 31 steps earlier.
   Harness<ExecutionSpace> early(s.cols[0], options, time_prices);
   early.run(s, 0, s.size(), [&](std::size_t i) {
-    if (i == 72)
+    if (i == 74)
       early.clock.prices = flat_prices(3.0, 1.8, 4.0);
   });
   auto const &e = early.session.report().decisions;
   ASSERT_EQ(e.size(), 2u);
-  EXPECT_EQ(e[1].probe_start, 105);
+  EXPECT_EQ(e[1].probe_start, 107);
   EXPECT_EQ(e[1].chosen, Arm::exact_set);
 }
 
@@ -828,12 +834,12 @@ TYPED_TEST(Adaptive, one_slow_sample_or_a_faster_step_does_not_reprobe)
   using ExecutionSpace = TypeParam;
   auto const s = one_motion(hw::Motion::frozen, 240);
   Harness<ExecutionSpace> h(s.cols[0], time_options(), time_prices);
-  // Samples at 40, 72, ..., 232. The scheduled arm is 3x slower on the
-  // sampled steps 72 and 136 only (the samples between, at 104, are not
+  // Samples at 42, 74, ..., 234. The scheduled arm is 3x slower on the
+  // sampled steps 74 and 138 only (the sample between, at 106, is not
   // shifted, so the count restarts), on steps 80 to 99 (not sampled: not
   // seen), and from 150 on 0.3x as fast (a fall does not count).
   h.run(s, 0, s.size(), [&](std::size_t i) {
-    bool const slow = i == 72 || i == 136 || (i >= 80 && i < 100);
+    bool const slow = i == 74 || i == 138 || (i >= 80 && i < 100);
     h.clock.prices = flat_prices(slow ? 3.0 : i >= 150 ? 0.3 : 1.0, 1.8, 4.0);
   });
   auto const &r = h.session.report();
@@ -843,7 +849,7 @@ TYPED_TEST(Adaptive, one_slow_sample_or_a_faster_step_does_not_reprobe)
   EXPECT_FALSE(h.session.probing());
   EXPECT_EQ(r.sampled_steps, 7);
   EXPECT_NEAR(1e6 * r.sampled_seconds, 1.0 + 3.0 + 1.0 + 3.0 + 3 * 0.3, 1e-9);
-  EXPECT_EQ(h.clock.reads, 2 * (8 + 7));
+  EXPECT_EQ(h.clock.reads, 2 * (10 + 7));
 }
 
 TYPED_TEST(Adaptive, sample_period_zero_turns_the_step_time_detector_off)
@@ -853,9 +859,9 @@ TYPED_TEST(Adaptive, sample_period_zero_turns_the_step_time_detector_off)
   auto options = time_options();
   options.sample_period = 0;
   Harness<ExecutionSpace> h(s.cols[0], options, time_prices);
-  // The rise that re-probes at 105 with samples (see above) goes unseen.
+  // The rise that re-probes at 107 with samples (see above) goes unseen.
   h.run(s, 0, s.size(), [&](std::size_t i) {
-    if (i == 41)
+    if (i == 43)
       h.clock.prices = flat_prices(3.0, 1.8, 4.0);
   });
   auto const &r = h.session.report();
@@ -863,7 +869,7 @@ TYPED_TEST(Adaptive, sample_period_zero_turns_the_step_time_detector_off)
   ASSERT_EQ(r.decisions.size(), 1u);
   EXPECT_EQ(h.session.active(), Arm::scheduled);
   EXPECT_EQ(r.sampled_steps, 0);
-  EXPECT_EQ(h.clock.reads, 2 * 8); // the probe's steps only
+  EXPECT_EQ(h.clock.reads, 2 * 10); // the probe's steps only
 }
 
 TYPED_TEST(Adaptive, reprobe_probes_at_the_next_step)
@@ -873,9 +879,9 @@ TYPED_TEST(Adaptive, reprobe_probes_at_the_next_step)
   auto options = small_options();
   options.recheck_period = 0; // no periodic re-check
   options.recheck_max_period = 0;
-  // Initial probe: 4 + 2 + 2 steps (scatter cut; only the exact-set arm warms
-  // up, the scheduled arm was planned for the set when made); a re-probe on
-  // the same frozen set warms nothing up: 3 + 2 + 2 steps.
+  // Initial probe: 6 + 2 + 2 steps (each arm a warm-up and a measured step;
+  // scatter cut); a re-probe on the same frozen set warms up only the arms
+  // idle since the decision: 5 + 2 + 2 steps.
   Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.0, 1.8, 3.0));
   h.run(s, 0, 30);
   h.session.reprobe(); // same prices: keeps the scheduled arm
@@ -891,31 +897,35 @@ TYPED_TEST(Adaptive, reprobe_probes_at_the_next_step)
   auto const &r = h.session.report();
   SCOPED_TRACE(::testing::Message() << r);
   ASSERT_EQ(r.decisions.size(), 3u);
-  EXPECT_EQ(r.decisions[0].step, 8);
+  EXPECT_EQ(r.decisions[0].step, 10);
   EXPECT_EQ(r.decisions[1].probe_start, 30);
-  EXPECT_EQ(r.decisions[1].step, 37);
+  EXPECT_EQ(r.decisions[1].step, 39);
   EXPECT_TRUE(starts_with(r.decisions[1].reason, "reprobe() requested; scatter cut"))
       << r.decisions[1].reason;
   EXPECT_EQ(r.decisions[1].chosen, Arm::scheduled);
   EXPECT_EQ(r.decisions[2].probe_start, 50);
-  EXPECT_EQ(r.decisions[2].step, 57);
+  EXPECT_EQ(r.decisions[2].step, 59);
   EXPECT_EQ(r.decisions[2].chosen, Arm::scatter);
   EXPECT_TRUE(starts_with(r.decisions[2].reason, "reprobe() requested; scheduled cut"))
       << r.decisions[2].reason;
-  EXPECT_EQ(r.probe_steps, 8 + 7 + 7);
+  EXPECT_EQ(r.probe_steps, 10 + 9 + 9);
 }
 
 TYPED_TEST(Adaptive, periodic_recheck_backs_off_and_resets_on_a_change)
 {
   using ExecutionSpace = TypeParam;
   auto const s = one_motion(hw::Motion::frozen, 600);
-  auto const options = small_options(); // P = 48 .. 192
+  auto options = small_options(); // P = 48 .. 192
+  // The re-checks alone: the step-time detector would see the rise at 300
+  // first (samples at 300 and 332 re-probe at 333).
+  options.sample_period = 0;
   Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.0, 1.8, 3.0));
-  // The initial probe takes 8 steps (only the exact-set arm warms up), each
-  // re-probe 7 (the frozen set needs no warm-up; one arm is cut). Re-checks
-  // after 48, 96, 192 settled steps: probes from 56, 159, 358; at 300 the
-  // prices change, so the probe from 358 switches to scatter and the period
-  // resets: probes from 413, 516.
+  // The initial probe takes 10 steps (each arm a warm-up and a measured
+  // step, one cut, 2 + 2 more), each re-probe 9 (the two arms idle since the
+  // decision warm up; one arm is cut). Re-checks after 48, 96, 192 settled
+  // steps: probes from 58, 163, 364; at 300 the prices change, so the probe
+  // from 364 switches to scatter and the period resets: probes from 421,
+  // 526.
   h.run(s, 0, s.size(), [&](std::size_t i) {
     if (i == 300)
       h.clock.prices = flat_prices(3.0, 1.8, 1.0);
@@ -925,8 +935,8 @@ TYPED_TEST(Adaptive, periodic_recheck_backs_off_and_resets_on_a_change)
   std::vector<std::int64_t> starts, steps;
   for (auto const &d : r.decisions)
     starts.push_back(d.probe_start), steps.push_back(d.step);
-  EXPECT_EQ(starts, (std::vector<std::int64_t>{0, 56, 159, 358, 413, 516}));
-  EXPECT_EQ(steps, (std::vector<std::int64_t>{8, 63, 166, 365, 420, 523}));
+  EXPECT_EQ(starts, (std::vector<std::int64_t>{0, 58, 163, 364, 421, 526}));
+  EXPECT_EQ(steps, (std::vector<std::int64_t>{10, 67, 172, 373, 430, 535}));
   for (std::size_t i = 1; i < r.decisions.size(); ++i)
     EXPECT_TRUE(starts_with(r.decisions[i].reason, "periodic re-check; "))
         << r.decisions[i].reason;
@@ -948,14 +958,15 @@ TYPED_TEST(Adaptive, switch_margin_keeps_the_active_arm_against_a_near_tie)
   });
   auto const &r = h.session.report();
   SCOPED_TRACE(::testing::Message() << r);
-  // Decisions at 8 (only the exact-set arm warms up), 56 + 9 = 65 (no arm
-  // cut; kept: the period doubles to 96) and 161 + 9.
+  // Decisions at 10 (scatter cut), 58 + 11 = 69 (no arm cut; the two arms
+  // idle since the decision warm up; kept: the period doubles to 96) and
+  // 165 + 11.
   ASSERT_EQ(r.decisions.size(), 3u);
-  EXPECT_EQ(r.decisions[1].step, 65);
+  EXPECT_EQ(r.decisions[1].step, 69);
   EXPECT_EQ(r.decisions[1].chosen, Arm::scheduled);
   EXPECT_NEAR(r.decisions[1].us_per_step[slot(Arm::scatter)], 0.96, 1e-9);
-  EXPECT_EQ(r.decisions[2].probe_start, 161);
-  EXPECT_EQ(r.decisions[2].step, 170);
+  EXPECT_EQ(r.decisions[2].probe_start, 165);
+  EXPECT_EQ(r.decisions[2].step, 176);
   EXPECT_EQ(r.decisions[2].chosen, Arm::scatter);
   EXPECT_NEAR(r.decisions[2].us_per_step[slot(Arm::scatter)], 0.94, 1e-9);
 }
@@ -973,11 +984,11 @@ TYPED_TEST(Adaptive, allowed_arms_restrict_and_order_the_probe)
   auto const &r = h.session.report();
   ASSERT_EQ(r.decisions.size(), 1u);
   EXPECT_EQ(r.decisions[0].chosen, Arm::exact_set);
-  // Round 1: scatter 1 (the set is not yet seen moving), exact set 2 (its
-  // second step shows the drift); round 2: exact set 3, scatter 3 (each
-  // block warms up): 9 steps.
-  EXPECT_EQ(r.decisions[0].step, 9);
-  EXPECT_EQ(r.decisions[0].warmup_steps, (std::array<int, 3>{0, 2, 1}));
+  // Round 1: scatter 2, exact set 2 (a warm-up each: new session; the exact
+  // set's second step shows the drift); round 2: exact set 3, scatter 3
+  // (each block warms up, the set moves): 10 steps.
+  EXPECT_EQ(r.decisions[0].step, 10);
+  EXPECT_EQ(r.decisions[0].warmup_steps, (std::array<int, 3>{0, 2, 2}));
   EXPECT_TRUE(std::isnan(r.decisions[0].us_per_step[slot(Arm::scheduled)]));
   EXPECT_EQ(r.arm_steps[slot(Arm::scheduled)], 0);
   EXPECT_EQ(h.session.scheduled().stats().steps, 0);
@@ -1121,16 +1132,15 @@ TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_the_clock_only_when
   auto options = small_options();
   options.recheck_period = 1000;
   options.recheck_max_period = 1000;
-  // The probe: round 1 runs exact set (steps 0, 1: warm-up, as it compiles
-  // the first set), scheduled (2: on set 0, which it was planned for when
-  // made, so no warm-up) and scatter (3, 4: the set was seen moving, so a
-  // warm-up). Both losers are cut; round 2 runs the winner from step 5, on
-  // set 1: a warm-up and 2 measured steps, but for the exact-set arm, which
-  // last ran on set 1, 2 measured steps only. The losers ran 4, 3, 3 steps.
-  // Settled, a decision at D samples steps D + 32 j (warm-up 1, period 32):
-  // 40 and 72 (decided at 8), or 39 and 71 (decided at 7); each sample reads
-  // the clock twice (and fences), other settled steps never. The winner's
-  // price does not change, so no sample is shifted.
+  // The probe: round 1 runs each arm for a warm-up step (new session) and a
+  // measured step: exact set (0, 1), scheduled (2, 3), scatter (4, 5). Both
+  // losers are cut; round 2 runs the winner from step 6, on set 0, which it
+  // did not last run on (or, for the scatter arm, the set was seen moving):
+  // a warm-up and 2 measured steps; decided at 9. The losers ran 2 steps
+  // each. Settled, a decision at D samples steps D + 32 j (warm-up 1, period
+  // 32): 41 and 73; each sample reads the clock twice (and fences), other
+  // settled steps never. The winner's price does not change, so no sample
+  // is shifted.
   struct Case
   {
     Arm winner;
@@ -1139,8 +1149,8 @@ TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_the_clock_only_when
     std::vector<int> sampled; // in the watched steps [40, 100)
   };
   for (auto const &c :
-       {Case{Arm::scheduled, 8, 2 + 2, {40, 72}}, Case{Arm::exact_set, 7, 1 + 2, {71}},
-        Case{Arm::scatter, 8, 2 + 1, {40, 72}}})
+       {Case{Arm::scheduled, 9, 2 + 2, {41, 73}},
+        Case{Arm::exact_set, 9, 2 + 2, {41, 73}}, Case{Arm::scatter, 9, 2 + 2, {41, 73}}})
   {
     Arm const winner = c.winner;
     SCOPED_TRACE(to_string(winner));
@@ -1154,9 +1164,9 @@ TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_the_clock_only_when
     long allocations = 0, heap = 0;
     auto const decisions = h.session.report().decisions.size();
     auto const sampled_before = h.session.report().sampled_steps;
-    EXPECT_EQ(sampled_before, c.decided == 7 ? 1 : 0); // step 39
-    std::vector<int> read_at;                          // steps that read the clock
-    for (int i = 40; i < 100; ++i)                     // 60 steps: 7 windows end
+    EXPECT_EQ(sampled_before, 0);
+    std::vector<int> read_at;      // steps that read the clock
+    for (int i = 40; i < 100; ++i) // 60 steps: 7 windows end
     {
       h.fill(base.cols[i % 2], base.dx[0]);
       h.space.fence();
@@ -1213,11 +1223,12 @@ TYPED_TEST(Adaptive, report_prints_every_decision)
   auto const s = one_motion(hw::Motion::drift, 40);
   auto options = small_options();
   options.arms = {Arm::scheduled, Arm::scatter};
-  // Initial probe: scheduled 0 (planned for s.cols[0] when made: no warm-up),
-  // scatter 1 (the set not yet seen moving), then scheduled 2 (warm-up), 3, 4
-  // and scatter 5 (warm-up), 6, 7: decided at 8. The re-probe from 20 warms
-  // up every block: decided at 30. 18 probe steps: scheduled 4 + 5 at 1.5 us,
-  // scatter 4 + 5 at 2.5 us: 36 us, 36 - 18 x 1.5 = 9 us beyond scheduled.
+  // Initial probe: scheduled 0 (warm-up: new session), 1, scatter 2
+  // (warm-up), 3, then scheduled 4 (warm-up: new set), 5, 6 and scatter 7
+  // (warm-up: the set was seen moving), 8, 9: decided at 10. The re-probe
+  // from 20 warms up every block (the set moves): decided at 30. 20 probe
+  // steps: scheduled 5 + 5 at 1.5 us, scatter 5 + 5 at 2.5 us: 40 us,
+  // 40 - 20 x 1.5 = 10 us beyond scheduled.
   Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.5, 2.0, 2.5));
   h.run(s, 0, 20);
   h.session.reprobe();
@@ -1226,10 +1237,10 @@ TYPED_TEST(Adaptive, report_prints_every_decision)
   out << h.session.report();
   std::string const text = out.str();
   for (std::string piece :
-       {"hst::AdaptiveSession: active scheduled after 40 steps (scheduled 31, "
-        "exact_set 0, scatter 9)",
-        "probing: 18 steps, 36.000 us, 9.000 us beyond the chosen arms",
-        "step 8: scheduled (probed from step 0; scheduled 1.500 us/step x 3 exact_set - "
+       {"hst::AdaptiveSession: active scheduled after 40 steps (scheduled 30, "
+        "exact_set 0, scatter 10)",
+        "probing: 20 steps, 40.000 us, 10.000 us beyond the chosen arms",
+        "step 10: scheduled (probed from step 0; scheduled 1.500 us/step x 3 exact_set - "
         "scatter 2.500 us/step x 3) initial probe",
         "step 30: scheduled (probed from step 20;", ") reprobe() requested"})
     EXPECT_NE(text.find(piece), std::string::npos) << piece << "\nmissing from\n" << text;

@@ -6,15 +6,19 @@
 //  - Probing. Each probe step is real work by one arm (y is updated once, by
 //    that arm) and is timed: fence the caller's instance, read the clock,
 //    apply, fence, read the clock. A block is an arm's run of consecutive
-//    probe steps. A block whose arm meets a set other than the one it last
-//    ran on (or runs for the first time) begins with warmup_steps warm-up
-//    steps: it catches up, in compiled state and in cache, which is not its
-//    steady state (measured: a block's first step after other arms ran is up
-//    to ~2x slower on a moving set, for the scatter arm too; on a frozen set
-//    it is not). The arms' own counters tell: the scheduled arm re-planned
-//    (stats().replans), the exact-set arm compiled (compiles()); the scatter
-//    arm keeps no set, so it counts once the probe has seen the set move
-//    between two consecutive steps of one arm. Other steps are measured.
+//    probe steps. The first block of an arm that was idle (made and never
+//    run, or not the active arm since the last decision), and any block
+//    whose arm meets a set other than the one it last ran on, begin with
+//    warmup_steps warm-up steps: the arm catches up, in cache and in
+//    compiled state, which is not its steady state. Measured: an idle arm's
+//    first step takes 2-10x its steady step, the scatter arm's too, on a
+//    frozen set as well;
+//    a later block's first step is up to ~2x slower on a moving set and not
+//    slower on a frozen one. For later blocks the arms' own counters tell:
+//    the scheduled arm re-planned (stats().replans), the exact-set arm
+//    compiled (compiles()); the scatter arm keeps no set, so it counts once
+//    the probe has seen the set move between two consecutive steps of one
+//    arm. Other steps are measured.
 //    Warm-up steps are charged to the probe, not compared;
 //    measured steps are compared by their mean, so that compiles inside them
 //    are charged where they happen. A probe has two rounds:
@@ -76,8 +80,8 @@
 // Probe length (N = arms.size(), w = warmup_steps, m = measure_steps): at
 // most L = N * (w + 1) + (m > 1 ? N * (w + m - 1) : 0) steps (no arm cut);
 // when every arm but the fastest is cut, (N - 1) * (w + 1) + 2 w + m at most.
-// With the defaults (3 arms, w = 1, m = 3, cut 2): L <= 15, and 9 when two
-// arms are cut.
+// With the defaults (3 arms, w = 1, m = 2, cut 2): L <= 12, and 8 when two
+// arms are cut. Round 1 always takes N * (w + 1) steps.
 //
 // Bound on following a shift that begins at step t while settled, after the
 // decision's catch-up (W = window_steps, H = shift_windows, P =
@@ -88,7 +92,7 @@
 // re-probe starts within (H + 1) * W + w steps; any other shift is decided
 // by the next periodic re-check, at most recheck_max_period + L steps after
 // the shift. With the defaults (P = 32, W = 16, H = 2, periods 256 ..
-// 4096): 64 + 15 steps, 49 + 15 steps, or 4096 + 15.
+// 4096): 64 + 12 steps, 49 + 12 steps, or 4096 + 12.
 //
 // Input checks are the held arms' own (each apply_cols checks its input
 // before writing anything); a rejected call is rethrown under this class's
@@ -143,7 +147,9 @@ struct AdaptiveDecision
   /// Measured and warm-up steps of each arm in this probe, indexed by Arm.
   std::array<int, arm_count> measured_steps{};
   std::array<int, arm_count> warmup_steps{};
-  /// Why the probe began: "initial probe", "reprobe() requested", "periodic
+  /// Written by AdaptiveSession::report() (formatting it when deciding
+  /// would cost several steps of a small operator). Why the probe began:
+  /// "initial probe", "reprobe() requested", "periodic
   /// re-check", or the shift seen, e.g. "scheduled compile rate 4.20
   /// tiles/step vs 0.30 at probe" or "scatter step time 412.000 us vs
   /// 140.000 us at probe (2 samples)" (the mean of the shifted samples in a
@@ -305,6 +311,9 @@ public:
       , exact_set_(op, width)
       , scatter_(std::move(op), width)
   {
+    // Room for the first decisions, so that deciding does not allocate.
+    report_.decisions.reserve(4);
+    whys_.reserve(4);
     start_probe(Trigger::initial);
   }
 
@@ -352,7 +361,16 @@ public:
       start_probe(Trigger::requested);
   }
 
-  AdaptiveReport const &report() const { return report_; }
+  /// Decisions' reasons are written here, from what each decision recorded:
+  /// formatting them when deciding cost 15-80 us per decision (measured),
+  /// several steps of a small operator.
+  AdaptiveReport const &report() const
+  {
+    for (std::size_t i = reasons_written_; i < report_.decisions.size(); ++i)
+      report_.decisions[i].reason = reason(whys_[i]);
+    reasons_written_ = report_.decisions.size();
+    return report_;
+  }
   AdaptiveOptions const &options() const { return options_; }
 
   /// The held arms, for their statistics.
@@ -506,7 +524,7 @@ private:
       shifted_windows_ = 0;
     else if (++shifted_windows_ >= options_.shift_windows)
     {
-      shift_rate_ = rate;
+      window_rate_ = rate;
       start_probe(Trigger::shift);
     }
   }
@@ -543,10 +561,13 @@ private:
 
     bool const new_set = set_changes(arm) > changes_before;
     if (first_of_block)
-      // The arm meets a set other than the one it last ran on (or runs for
-      // the first time): it catches up, in compiled state and in cache. The
-      // scatter arm keeps no set; it counts once the set is seen moving.
-      catch_up_ = arm == Arm::scatter ? moving_ : new_set;
+      // The first block of an arm idle since the last decision (or made and
+      // never run): its data is cold in cache. Or a block on a set other
+      // than the one the arm last ran on: it catches up in compiled state.
+      // The scatter arm keeps no set; it counts once the set is seen moving.
+      catch_up_ =
+          (round_ == 1 && (report_.decisions.empty() || arm != why_.trigger_arm)) ||
+          (arm == Arm::scatter ? moving_ : new_set);
     else if (new_set)
       moving_ = true; // a new set on a step right after the arm's own
     if (catch_up_ && block_warmup_ < options_.warmup_steps)
@@ -625,12 +646,14 @@ private:
 
   void start_probe(Trigger trigger)
   {
-    trigger_ = trigger;
-    trigger_arm_ = report_.active;
-    trigger_base_ = probe_rate_;
-    trigger_reference_ = reference_seconds_;
-    trigger_samples_ = shifted_samples_;
-    trigger_sample_mean_ =
+    why_ = Why{};
+    why_.trigger = trigger;
+    why_.trigger_arm = report_.active;
+    why_.shift_rate = window_rate_;
+    why_.probe_rate = probe_rate_;
+    why_.reference = reference_seconds_;
+    why_.samples = shifted_samples_;
+    why_.sample_mean =
         shifted_samples_ > 0 ? shifted_sample_seconds_ / shifted_samples_ : 0;
     report_.probing = true;
     probe_start_ = report_.steps;
@@ -658,7 +681,24 @@ private:
       report_.active = probed();
   }
 
-  std::string reason() const
+  // What a decision's reason says, recorded when it is made.
+  struct Why
+  {
+    Trigger trigger = Trigger::initial;
+    Arm trigger_arm = Arm::scheduled; // the active arm when the probe began
+    double shift_rate = 0;            // shift: the window's compile rate
+    double probe_rate = 0;            // shift: the rate in the arm's probe
+    double reference = 0;             // time_shift: the arm's probe mean
+    double sample_mean = 0;           // time_shift: mean of the shifted samples
+    int samples = 0;                  // time_shift: shifted samples in a row
+    std::array<Outcome, arm_count> outcome{};
+    std::array<double, arm_count> seconds{}; // cut: round-1 step; stopped: mean
+    std::array<int, arm_count> measured{};
+    std::array<double, arm_count> stop_reference{};
+    double round1_best = 0;
+  };
+
+  std::string reason(Why const &w) const
   {
     auto us = [](double seconds) {
       std::ostringstream u;
@@ -667,7 +707,7 @@ private:
     };
     std::ostringstream s;
     s << std::fixed << std::setprecision(2);
-    switch (trigger_)
+    switch (w.trigger)
     {
     case Trigger::initial:
       s << "initial probe";
@@ -679,26 +719,26 @@ private:
       s << "periodic re-check";
       break;
     case Trigger::shift:
-      s << to_string(trigger_arm_) << " compile rate " << shift_rate_
-        << (trigger_arm_ == Arm::scheduled ? " tiles/step" : " compiles/step") << " vs "
-        << trigger_base_ << " at probe";
+      s << to_string(w.trigger_arm) << " compile rate " << w.shift_rate
+        << (w.trigger_arm == Arm::scheduled ? " tiles/step" : " compiles/step") << " vs "
+        << w.probe_rate << " at probe";
       break;
     case Trigger::time_shift:
-      s << to_string(trigger_arm_) << " step time " << us(trigger_sample_mean_) << " vs "
-        << us(trigger_reference_) << " at probe (" << trigger_samples_ << " sample"
-        << (trigger_samples_ == 1 ? "" : "s") << ')';
+      s << to_string(w.trigger_arm) << " step time " << us(w.sample_mean) << " vs "
+        << us(w.reference) << " at probe (" << w.samples << " sample"
+        << (w.samples == 1 ? "" : "s") << ')';
       break;
     }
     for (Arm arm : options_.arms)
     {
       std::size_t const a = std::size_t(arm);
-      if (outcome_[a] == Outcome::cut)
-        s << "; " << to_string(arm) << " cut after round 1 (" << us(sum_[a]) << " > "
-          << options_.cut_ratio << " x " << us(round1_best_) << ')';
-      else if (outcome_[a] == Outcome::stopped)
-        s << "; " << to_string(arm) << " stopped after " << measured_[a] << " of "
-          << options_.measure_steps << " steps (mean " << us(mean(a)) << " > "
-          << options_.cut_ratio << " x " << us(stop_reference_[a]) << ')';
+      if (w.outcome[a] == Outcome::cut)
+        s << "; " << to_string(arm) << " cut after round 1 (" << us(w.seconds[a]) << " > "
+          << options_.cut_ratio << " x " << us(w.round1_best) << ')';
+      else if (w.outcome[a] == Outcome::stopped)
+        s << "; " << to_string(arm) << " stopped after " << w.measured[a] << " of "
+          << options_.measure_steps << " steps (mean " << us(w.seconds[a]) << " > "
+          << options_.cut_ratio << " x " << us(w.stop_reference[a]) << ')';
     }
     return s.str();
   }
@@ -736,8 +776,16 @@ private:
           measured_[a] > 0 ? 1e6 * mean(a) : std::numeric_limits<double>::quiet_NaN();
     d.measured_steps = measured_;
     d.warmup_steps = warmup_;
-    d.reason = reason();
     report_.decisions.push_back(std::move(d));
+    why_.outcome = outcome_;
+    why_.measured = measured_;
+    why_.stop_reference = stop_reference_;
+    why_.round1_best = round1_best_;
+    for (std::size_t a = 0; a < arm_count; ++a)
+      why_.seconds[a] = outcome_[a] == Outcome::cut ? sum_[a]
+                        : measured_[a] > 0          ? mean(a)
+                                                    : 0;
+    whys_.push_back(why_);
     report_.probe_excess_seconds += probe_seconds_ - double(probe_steps_) * mean(c);
 
     period_ = first || chosen != incumbent
@@ -763,16 +811,13 @@ private:
   ScheduledArm<Scalar, Ordinal, MemorySpace> scheduled_;
   ExactSetArm<Scalar, Ordinal, MemorySpace> exact_set_;
   ScatterArm<Scalar, Ordinal, MemorySpace> scatter_;
-  AdaptiveReport report_;
+  mutable AdaptiveReport report_; // report() writes the decisions' reasons
 
   // Probe under way.
-  Trigger trigger_ = Trigger::initial;
-  Arm trigger_arm_ = Arm::scheduled;
-  double trigger_base_ = 0;
-  double shift_rate_ = 0;
-  double trigger_reference_ = 0;   // time_shift: the arm's probe mean
-  double trigger_sample_mean_ = 0; // time_shift: mean of the shifted samples
-  int trigger_samples_ = 0;        // time_shift: shifted samples in a row
+  Why why_;                                 // why it began (the outcomes come at its end)
+  std::vector<Why> whys_;                   // per decision, for its reason
+  mutable std::size_t reasons_written_ = 0; // decisions whose reason report() wrote
+  double window_rate_ = 0; // the compile rate of the latest shifted window
   std::int64_t probe_start_ = 0;
   int round_ = 1;
   std::array<Arm, arm_count> order_{}; // arms of this round, in order

@@ -26,7 +26,8 @@ public:
   // Uniform in [0, n), n > 0 (multiply-shift; bias below 2^-32 for n < 2^32).
   std::int64_t below(std::int64_t n)
   {
-    __extension__ using wide = unsigned __int128; // GCC/Clang; __extension__ keeps -Wpedantic quiet
+    // GCC and Clang; __extension__ keeps -Wpedantic quiet.
+    __extension__ using wide = unsigned __int128;
     return std::int64_t(wide(next()) * std::uint64_t(n) >> 64);
   }
 
