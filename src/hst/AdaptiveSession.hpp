@@ -12,16 +12,15 @@
 //    warmup_steps warm-up steps: the arm catches up, in cache and in
 //    compiled state, which is not its steady state. Measured: an idle arm's
 //    first step takes 2-10x its steady step, the scatter arm's too, on a
-//    frozen set as well;
-//    a later block's first step is up to ~2x slower on a moving set and not
-//    slower on a frozen one. For later blocks the arms' own counters tell:
-//    the scheduled arm re-planned (stats().replans), the exact-set arm
-//    compiled (compiles()); the scatter arm keeps no set, so it counts once
-//    the probe has seen the set move between two consecutive steps of one
-//    arm. Other steps are measured.
-//    Warm-up steps are charged to the probe, not compared;
-//    measured steps are compared by their mean, so that compiles inside them
-//    are charged where they happen. A probe has two rounds:
+//    frozen set as well; a later block's first step is up to ~2x slower on
+//    a moving set and not slower on a frozen one. For later blocks the arms'
+//    own counters tell: the scheduled arm re-planned (stats().replans), the
+//    exact-set arm compiled (compiles()); the scatter arm keeps no set, so
+//    it counts once the probe has seen the set move between two consecutive
+//    steps of one arm. Other steps are measured. Warm-up steps are charged
+//    to the probe, not compared; measured steps are compared by their mean,
+//    so that compiles inside them are charged where they happen. A probe has
+//    two rounds:
 //      * round 1: every allowed arm (AdaptiveOptions::arms, in that order)
 //        runs one block: its warm-up, if any, and one measured step. An arm
 //        whose measured step took more than cut_ratio times the fastest
@@ -363,7 +362,8 @@ public:
 
   /// Decisions' reasons are written here, from what each decision recorded:
   /// formatting them when deciding cost 15-80 us per decision (measured),
-  /// several steps of a small operator.
+  /// several steps of a small operator. Like the session, not for
+  /// concurrent use.
   AdaptiveReport const &report() const
   {
     for (std::size_t i = reasons_written_; i < report_.decisions.size(); ++i)
