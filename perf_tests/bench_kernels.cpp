@@ -7,12 +7,21 @@
 //
 //   bench_kernels [--side 316] [--shuffled 0|1] [--layout left|right]
 //                 [--k 300] [--churn 0.01] [--motion drift|jump|frozen]
-//                 [--steps 200] [--reps 7] [--arms scatter,exact,scheduled,full]
+//                 [--steps 200] [--untimed 1] [--reps 7]
+//                 [--arms scatter,exact,scheduled,adaptive,full]
+//
+// Steps 0 .. untimed-1 run first, untimed (step 0: an arm's first compile);
+// the rest are timed. The adaptive arm is the session settled: no periodic
+// re-check, and its step-time samples (taken, as their cost is part of the
+// settled step) never re-probe; with --untimed 100 its probe is outside the
+// timed steps, and it prints the arm it chose.
 //
 // Under callgrind, run one arm with --reps 1 and
 //   valgrind --tool=callgrind --collect-atstart=no
 //            --toggle-collect='*timed_steps*' bench_kernels --arms scheduled
-// to count only the timed steps (planning and kernels, not setup).
+// to count only the timed steps (planning and kernels, not setup); with
+// --arms adaptive --untimed 100 and then the arm it chose, the difference is
+// what the settled session adds, in instructions.
 
 #include <hst/HST.hpp>
 #include <hst/workload/Check.hpp>
@@ -55,6 +64,7 @@ struct Args
   double churn = 0.01;
   std::string motion = "drift";
   int steps = 200;
+  int untimed = 1;
   int reps = 7;
   std::string arms = "scatter,exact,scheduled";
 };
@@ -79,6 +89,8 @@ Args parse(int argc, char **argv)
       a.motion = value;
     else if (key == "--steps")
       a.steps = std::atoi(value.c_str());
+    else if (key == "--untimed")
+      a.untimed = std::atoi(value.c_str());
     else if (key == "--reps")
       a.reps = std::atoi(value.c_str());
     else if (key == "--arms")
@@ -88,6 +100,11 @@ Args parse(int argc, char **argv)
       std::fprintf(stderr, "unknown argument %s\n", key.c_str());
       std::exit(2);
     }
+  }
+  if (a.untimed < 1 || a.untimed >= a.steps)
+  {
+    std::fprintf(stderr, "--untimed must lie in [1, steps)\n");
+    std::exit(2);
   }
   return a;
 }
@@ -102,6 +119,7 @@ struct Run
   Kokkos::View<Scalar ***, Kokkos::LayoutRight, MemorySpace> dx;
   Kokkos::View<Scalar **, Kokkos::LayoutLeft, MemorySpace> y_full;
   int steps;
+  int first; // the first timed step
 
   auto step_cols(int s) const { return Kokkos::subview(cols, s, Kokkos::ALL); }
   auto step_dx(int s) const { return Kokkos::subview(dx, s, Kokkos::ALL, Kokkos::ALL); }
@@ -114,7 +132,7 @@ template <class Arm, class R, class Y>
   ExecutionSpace space;
   space.fence();
   Kokkos::Timer timer;
-  for (int s = 1; s < run.steps; ++s)
+  for (int s = run.first; s < run.steps; ++s)
     arm.apply_cols(space, run.step_cols(s), run.step_dx(s), y);
   space.fence();
   return timer.seconds();
@@ -127,7 +145,7 @@ template <class R, class X, class Y>
   ExecutionSpace space;
   space.fence();
   Kokkos::Timer timer;
-  for (int s = 1; s < run.steps; ++s)
+  for (int s = run.first; s < run.steps; ++s)
   {
     auto const c = run.step_cols(s);
     auto const d = run.step_dx(s);
@@ -176,7 +194,7 @@ int run_all(Args const &a)
       for (int b = 0; b < width; ++b)
       {
         dx_host(s, i, b) = workload.dx()[i * width + b];
-        if (s > 0)
+        if (s >= a.untimed)
           x_host(cols_host(s, i), b) += dx_host(s, i, b);
       }
     }
@@ -184,7 +202,15 @@ int run_all(Args const &a)
   Kokkos::deep_copy(dx, dx_host);
   Kokkos::deep_copy(x, x_host);
   KokkosSparse::spmv("N", 1.0, A, x, 0.0, y_full);
-  R run{A, hst::Operator<Scalar, Ordinal, MemorySpace>(A), cols, dx, y_full, a.steps};
+  R run{
+      A,        hst::Operator<Scalar, Ordinal, MemorySpace>(A), cols, dx, y_full, a.steps,
+      a.untimed};
+  // Steps 0 .. untimed-1 of an arm, then y = 0: what the timed steps follow.
+  auto untimed_steps = [&](auto &arm, Y const &y) {
+    for (int s = 0; s < a.untimed; ++s)
+      arm.apply_cols(run.step_cols(s), run.step_dx(s), y);
+    Kokkos::deep_copy(y, 0.0);
+  };
 
   std::vector<std::string> names;
   {
@@ -205,20 +231,35 @@ int run_all(Args const &a)
       if (name == "scatter")
       {
         auto arm = run.op.scatter(width);
+        untimed_steps(arm, y);
         seconds = timed_steps(arm, run, y);
       }
       else if (name == "exact")
       {
         auto arm = run.op.baseline(width);
-        arm.apply_cols(run.step_cols(0), run.step_dx(0), y); // first compile, untimed
-        Kokkos::deep_copy(y, 0.0);
+        untimed_steps(arm, y);
         seconds = timed_steps(arm, run, y);
+      }
+      else if (name == "adaptive")
+      {
+        hst::AdaptiveOptions o;
+        o.recheck_period = 0;
+        o.time_shift_ratio = 1e9;
+        auto arm = run.op.adaptive(run.step_cols(0), width, o);
+        untimed_steps(arm, y);
+        seconds = timed_steps(arm, run, y);
+        auto const &r = arm.report();
+        bool const probed_timed = r.probing || r.decisions.empty() ||
+                                  r.decisions.back().probe_start >= a.untimed;
+        if (rep == 0)
+          std::printf("adaptive: active %s, %zu decision(s)%s\n",
+                      hst::to_string(arm.active()), r.decisions.size(),
+                      probed_timed ? " (it probed in the timed steps)" : "");
       }
       else if (name == "scheduled")
       {
         auto arm = run.op.session(run.step_cols(0), width);
-        arm.apply_cols(run.step_cols(0), run.step_dx(0), y);
-        Kokkos::deep_copy(y, 0.0);
+        untimed_steps(arm, y);
         seconds = timed_steps(arm, run, y);
         auto const &st = arm.stats();
         if (rep == 0)
@@ -242,13 +283,14 @@ int run_all(Args const &a)
         return 2;
       }
       worst = std::max(worst, hst::workload::relative_difference(y, y_full));
-      us[name].push_back(1e6 * seconds / (a.steps - 1));
+      us[name].push_back(1e6 * seconds / (a.steps - a.untimed));
     }
 
-  std::printf("grid %dx%d %s y=%s k=%zu churn=%g %s steps=%d reps=%d max_rel_diff=%.2e\n",
+  std::printf("grid %dx%d %s y=%s k=%zu churn=%g %s steps=%d (timed from %d) reps=%d "
+              "max_rel_diff=%.2e\n",
               a.side, a.side, a.shuffled ? "shuffled" : "natural",
               a.right ? "LayoutRight" : "LayoutLeft", k, a.churn, a.motion.c_str(),
-              a.steps, a.reps, worst);
+              a.steps, a.untimed, a.reps, worst);
   for (auto const &name : names)
   {
     std::vector<double> ratio;
