@@ -42,6 +42,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace
@@ -202,9 +203,8 @@ int run_all(Args const &a)
   Kokkos::deep_copy(dx, dx_host);
   Kokkos::deep_copy(x, x_host);
   KokkosSparse::spmv("N", 1.0, A, x, 0.0, y_full);
-  R run{
-      A,        hst::Operator<Scalar, Ordinal, MemorySpace>(A), cols, dx, y_full, a.steps,
-      a.untimed};
+  hst::Operator<Scalar, Ordinal, MemorySpace> op(A);
+  R run{A, std::move(op), cols, dx, y_full, a.steps, a.untimed};
   // Steps 0 .. untimed-1 of an arm, then y = 0: what the timed steps follow.
   auto untimed_steps = [&](auto &arm, Y const &y) {
     for (int s = 0; s < a.untimed; ++s)

@@ -41,13 +41,14 @@ using namespace hst::bench;
 using hst::workload::Motion;
 using SuiteOperator = hst::workload::SuiteOperator<Scalar, Ordinal>;
 
-// How many passes each case gets (see measure_arms).
+// How many passes each case gets (see measure_arms): at least `repeats` per
+// rung, more until the shortest rung's timed steps add up to min_seconds, but
+// no more than max_rounds (or repeats, if larger).
 struct Timing
 {
-  int repeats = 5; // at least this many passes per rung
-  double min_seconds =
-      0.02;            // ... and until the shortest rung's timed steps add up to this
-  int max_rounds = 64; // ... but no more passes than this (or repeats)
+  int repeats = 5;
+  double min_seconds = 0.02;
+  int max_rounds = 64;
 };
 
 struct Arguments
@@ -73,7 +74,7 @@ constexpr char const *usage =
     "                 [--motions drift,jump,frozen] [--rho 0.002,0.01,0.05,0.25]\n"
     "                 [--steps 200] [--repeats R] [--min-time S] [--max-repeats N]\n"
     "                 [--B 8] [--layout left|right] [--no-growth] [--list]\n"
-    "  --quick       the quick suite (under 2 minutes on 2 cores), 3 passes per arm\n"
+    "  --quick       the quick suite (under 2 minutes on 2 cores), at least 3 passes\n"
     "  --out DIR     where sweep.csv, sweep.json, preparation.csv, growth.csv and\n"
     "                sweep-summary.txt go (default hst-results)\n"
     "  --operators   suite operators by name (see --list) instead of the suite\n"
@@ -494,9 +495,16 @@ void print_summary(std::ostream &out, std::vector<Case> const &cases,
     full_us[info.name] = info.full_us;
   auto const &arms = arm_rungs();
 
+  int fewest = 0, most = 0;
+  for (auto const &c : cases)
+  {
+    fewest = fewest == 0 ? c.passes : std::min(fewest, c.passes);
+    most = std::max(most, c.passes);
+  }
   out << "\nSummary: B = " << a.width << ", x, y and each step's dx in Layout"
       << (a.layout == Layout::left ? "Left" : "Right") << " (--layout "
-      << to_string(a.layout) << ")\n";
+      << to_string(a.layout) << "), " << a.steps << " steps; each case's arms in "
+      << fewest << " to " << most << " balanced rounds, median pass reported\n";
   out << "\nSpeedups, geomean over operators (t_right / t_left: >1 means the left arm "
          "is faster)\n";
   std::vector<std::string> header = {"motion", "rho", "n"};
