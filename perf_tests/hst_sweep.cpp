@@ -42,13 +42,15 @@ using hst::workload::Motion;
 using SuiteOperator = hst::workload::SuiteOperator<Scalar, Ordinal>;
 
 // How many passes each case gets (see measure_arms): at least `repeats` per
-// rung, more until the shortest rung's timed steps add up to min_seconds, but
-// no more than max_rounds (or repeats, if larger).
+// rung, more until the shortest rung's timed steps add up to min_seconds, in
+// whole cycles of the balanced order, but no more than max_rounds (or
+// repeats, if larger).
 struct Timing
 {
   int repeats = 5;
   double min_seconds = 0.02;
   int max_rounds = 64;
+  bool again = false; // also a second, independent copy of each arm (--noise-floor)
 };
 
 struct Arguments
@@ -65,6 +67,7 @@ struct Arguments
   int repeats = -1; // -1: 3 with --quick, 5 otherwise
   double min_time = 0.02;
   int max_repeats = 64;
+  bool noise_floor = false;
   int width = 8;
   Layout layout = Layout::left;
 };
@@ -73,19 +76,25 @@ constexpr char const *usage =
     "usage: hst-sweep [--quick] [--out DIR] [--operators NAME,...] [--mtx FILE]...\n"
     "                 [--motions drift,jump,frozen] [--rho 0.002,0.01,0.05,0.25]\n"
     "                 [--steps 200] [--repeats R] [--min-time S] [--max-repeats N]\n"
-    "                 [--B 8] [--layout left|right] [--no-growth] [--list]\n"
+    "                 [--B 8] [--layout left|right] [--noise-floor] [--no-growth]\n"
+    "                 [--list]\n"
     "  --quick       the quick suite (under 2 minutes on 2 cores), at least 3 passes\n"
     "  --out DIR     where sweep.csv, sweep.json, preparation.csv, growth.csv and\n"
     "                sweep-summary.txt go (default hst-results)\n"
     "  --operators   suite operators by name (see --list) instead of the suite\n"
     "  --mtx FILE    also measure a Matrix Market file (.mtx or .mtx.gz)\n"
     "  --repeats R   passes per arm and case, median reported (default 5; 3 quick);\n"
-    "                the arms are interleaved in balanced orders (Williams design)\n"
+    "                the arms are interleaved in balanced orders (Williams design),\n"
+    "                in whole cycles of it (4 rounds; 8 with --noise-floor)\n"
     "  --min-time S  more passes, until the fastest arm's timed steps add up to S\n"
     "                seconds (default 0.02) ...\n"
     "  --max-repeats N  ... but at most N passes (default 64)\n"
     "  --layout L    Kokkos layout of x, y and each step's k x B dx: left\n"
     "                (LayoutLeft, default) or right (LayoutRight)\n"
+    "  --noise-floor also time a second copy of each arm and of the adaptive\n"
+    "                session in the same rounds, and report each case's best arm\n"
+    "                against its copy: the table the adaptive session's is read\n"
+    "                against (about twice the time)\n"
     "  --no-growth   skip the cost-growth series (1e4 to 1e6 rows at k = 300)\n"
     "  --list        print the selected operators and exit\n";
 
@@ -145,6 +154,8 @@ Arguments parse(int argc, char *argv[])
       a.quick = true;
     else if (flag == "--no-growth")
       a.growth = false;
+    else if (flag == "--noise-floor")
+      a.noise_floor = true;
     else if (flag == "--list")
       a.list = true;
     else if (flag == "--out")
@@ -213,7 +224,10 @@ Arguments parse(int argc, char *argv[])
   return a;
 }
 
-Timing timing(Arguments const &a) { return {a.repeats, a.min_time, a.max_repeats}; }
+Timing timing(Arguments const &a)
+{
+  return {a.repeats, a.min_time, a.max_repeats, a.noise_floor};
+}
 
 double geomean(std::vector<double> const &v)
 {
@@ -274,12 +288,13 @@ struct Case
 {
   std::string op;
   std::string family;
-  Motion motion;
-  double rho;
-  int k;
-  double changed_nnz;
-  double replaced;
-  std::map<Rung, double> us; // median us/step per arm
+  Motion motion = Motion::drift;
+  double rho = 0;
+  int k = 0;
+  double changed_nnz = 0;
+  double replaced = 0;
+  std::map<Rung, double> us;       // median us/step per arm
+  std::map<Rung, double> us_again; // the same of each arm's second copy (--noise-floor)
   std::map<Rung, double> rel_error;
   int passes = 0; // per arm
 
@@ -377,42 +392,62 @@ std::vector<Rung> const &measured_rungs()
 }
 
 // Median us/step of each measured rung over interleaved passes: `repeats`
-// rounds, or more, up to max_rounds, until the shortest rung's timed steps add
-// up to min_seconds (judged from round 0). Short cases (a few us per step)
-// thus get the many passes their noise needs; long ones keep `repeats`.
+// rounds, or more, until the shortest rung's timed steps add up to
+// min_seconds (judged from round 0), rounded up to whole cycles of the
+// balanced order (4 rounds for the 4 rungs), all up to max_rounds. Short cases
+// (a few us per step) thus get the many passes their noise needs.
 template <class L>
 std::map<Rung, double>
 measure_arms(Staged<L> const &p, HSTOperator const &op, Timing const &timing,
              std::map<Rung, double> *rel_error, std::map<Rung, double> *prepare_s,
-             int *rounds_run = nullptr)
+             int *rounds_run = nullptr, std::map<Rung, double> *again = nullptr)
 {
   typename Staged<L>::MultiVector y("hst::sweep::y", p.A.numRows(), p.width);
-  std::map<Rung, std::vector<double>> us, prep;
-  auto const &rungs = measured_rungs();
+  // What each round runs: the measured rungs, then (timing.again) a second
+  // copy of each, timed and kept apart.
+  std::vector<std::pair<Rung, bool>> slots;
+  for (Rung r : measured_rungs())
+    slots.emplace_back(r, false);
+  if (timing.again)
+    for (Rung r : measured_rungs())
+      slots.emplace_back(r, true);
+  // Whole cycles of the balanced order, so that each slot follows each other
+  // slot equally often.
+  int const cycle = int(slots.size() % 2 ? 2 * slots.size() : slots.size());
+  std::map<Rung, std::vector<double>> us, prep, us_again;
   int rounds = timing.repeats;
   for (int r = 0; r < rounds; ++r)
   {
-    for (std::size_t i : balanced_order(rungs.size(), r))
+    for (std::size_t i : balanced_order(slots.size(), r))
     {
-      Rung const arm = rungs[i];
+      auto const [arm, copy] = slots[i];
       Pass const pass = run_rung(arm, p, op, y);
-      us[arm].push_back(pass.us_per_step);
-      prep[arm].push_back(pass.prepare_seconds);
       if (rel_error)
         (*rel_error)[arm] = std::max((*rel_error)[arm], pass.rel_error);
+      if (copy)
+      {
+        us_again[arm].push_back(pass.us_per_step);
+        continue;
+      }
+      us[arm].push_back(pass.us_per_step);
+      prep[arm].push_back(pass.prepare_seconds);
     }
     if (r == 0)
     {
       double shortest = std::numeric_limits<double>::infinity();
       for (auto const &[arm, v] : us)
         shortest = std::min(shortest, 1e-6 * v[0] * double(p.steps - 1));
-      double const wanted = std::ceil(timing.min_seconds / shortest);
-      rounds = int(std::clamp(wanted, double(timing.repeats),
-                              double(std::max(timing.repeats, timing.max_rounds))));
+      double const wanted =
+          std::max(std::ceil(timing.min_seconds / shortest), double(timing.repeats));
+      double const whole = std::ceil(wanted / cycle) * cycle;
+      rounds = int(std::min(whole, double(std::max(timing.repeats, timing.max_rounds))));
     }
   }
   if (rounds_run)
     *rounds_run = rounds;
+  if (again)
+    for (auto const &[arm, v] : us_again)
+      (*again)[arm] = median(v);
   std::map<Rung, double> result;
   for (auto const &[arm, v] : us)
     result[arm] = median(v);
@@ -449,12 +484,14 @@ double break_even(double prepare_s, double arm_us, double full_us)
                           : std::numeric_limits<double>::infinity();
 }
 
-// The adaptive session (probe steps included) against each case's best arm.
-void print_adaptive(std::ostream &out, std::vector<Case> const &cases,
-                    std::vector<std::pair<Motion, double>> const &groups)
+// t_best / t_other of each case, by motion and churn: `other` is the adaptive
+// session (probe steps included), or the best arm's second copy.
+void print_vs_best(std::ostream &out, std::vector<Case> const &cases,
+                   std::vector<std::pair<Motion, double>> const &groups,
+                   std::string const &title,
+                   std::function<double(Case const &)> const &other_us)
 {
-  out << "\nAdaptive session vs the best arm of each case (t_best / t_adaptive, probing "
-         "included)\n";
+  out << "\n" << title << "\n";
   Table t({"motion", "rho", "n", "geomean", "min", ">= 0.9"});
   std::vector<double> all;
   double frozen_min = std::numeric_limits<double>::infinity();
@@ -463,7 +500,7 @@ void print_adaptive(std::ostream &out, std::vector<Case> const &cases,
     std::vector<double> ratios;
     for (auto const &c : cases)
       if (c.motion == motion && c.rho == rho)
-        ratios.push_back(c.us.at(c.best()) / c.us.at(Rung::adaptive));
+        ratios.push_back(c.us.at(c.best()) / other_us(c));
     if (motion == Motion::frozen)
       for (double r : ratios)
         frozen_min = std::min(frozen_min, r);
@@ -577,7 +614,16 @@ void print_summary(std::ostream &out, std::vector<Case> const &cases,
     worst.add(wrow);
   }
   speed.print(out);
-  print_adaptive(out, cases, groups);
+  print_vs_best(out, cases, groups,
+                "Adaptive session vs the best arm of each case (t_best / t_adaptive, "
+                "probing included)",
+                [](Case const &c) { return c.us.at(Rung::adaptive); });
+  if (a.noise_floor)
+    print_vs_best(
+        out, cases, groups,
+        "Noise floor: the best arm of each case vs a second copy of it, timed in "
+        "the same rounds (t_best / t_copy)",
+        [](Case const &c) { return c.us_again.at(c.best()); });
   out << "\nWorst case of a fixed choice: max over operators of t_arm / t_best\n";
   worst.print(out);
   for (Rung arm : arms)
@@ -717,11 +763,12 @@ void write_outputs(Arguments const &a, std::vector<OperatorInfo> const &infos,
   csv << "operator,family,motion,rho,k,changed_nnz,replaced_per_step,arm,us_per_step,"
          "rel_error,layout,passes\n";
   for (auto const &c : cases)
-    for (auto const &[arm, us] : c.us)
-      csv << c.op << ',' << c.family << ',' << hst::workload::to_string(c.motion) << ','
-          << c.rho << ',' << c.k << ',' << c.changed_nnz << ',' << c.replaced << ','
-          << to_string(arm) << ',' << us << ',' << c.rel_error.at(arm) << ',' << layout
-          << ',' << c.passes << '\n';
+    for (auto const *us_of : {&c.us, &c.us_again})
+      for (auto const &[arm, us] : *us_of)
+        csv << c.op << ',' << c.family << ',' << hst::workload::to_string(c.motion) << ','
+            << c.rho << ',' << c.k << ',' << c.changed_nnz << ',' << c.replaced << ','
+            << to_string(arm) << (us_of == &c.us ? "" : "_again") << ',' << us << ','
+            << c.rel_error.at(arm) << ',' << layout << ',' << c.passes << '\n';
 
   std::ofstream prep(fs::path(a.out) / "preparation.csv");
   prep << "operator,family,shuffled,rows,cols,nnz,tiles,mean_tile_nnz,generate_s,"
@@ -778,8 +825,10 @@ void write_outputs(Arguments const &a, std::vector<OperatorInfo> const &infos,
          << ", \"rho\": " << json_number(c.rho) << ", \"k\": " << c.k
          << ", \"changed_nnz\": " << json_number(c.changed_nnz)
          << ", \"best\": " << json_string(to_string(c.best()))
-         << ", \"passes\": " << c.passes << ", \"us_per_step\": ";
-    json << json_object(c.us) << "}";
+         << ", \"passes\": " << c.passes << ", \"us_per_step\": " << json_object(c.us);
+    if (!c.us_again.empty())
+      json << ", \"us_per_step_again\": " << json_object(c.us_again);
+    json << "}";
   }
   json << "\n  ],\n  \"growth\": [";
   for (std::size_t i = 0; i < growth.size(); ++i)
@@ -839,13 +888,19 @@ int run(Arguments const &a)
       for (double rho : a.rhos)
       {
         auto const p = stage<L>(A, workload_options(motion, rho, a.width), a.steps);
-        Case c{info.name,     info.family, motion, rho, p.k,
-               p.changed_nnz, p.replaced,  {},     {}};
+        Case c;
+        c.op = info.name;
+        c.family = info.family;
+        c.motion = motion;
+        c.rho = rho;
+        c.k = p.k;
+        c.changed_nnz = p.changed_nnz;
+        c.replaced = p.replaced;
         bool const reference = motion == Motion::drift && rho == 0.01;
         c.us = measure_arms(p, *op, timing(a), &c.rel_error,
                             reference || info.arm_prepare_s.empty() ? &info.arm_prepare_s
                                                                     : nullptr,
-                            &c.passes);
+                            &c.passes, &c.us_again);
         std::cout << "    " << hst::workload::to_string(motion) << " rho "
                   << fixed(rho, 3) << " k " << c.k << ":" << arm_list(c.us)
                   << "  us/step, best " << to_string(c.best()) << ", " << c.passes
