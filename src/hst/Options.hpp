@@ -89,10 +89,10 @@ struct AdaptiveOptions
   /// Measured steps an arm needs to be chosen; its time is the mean of its
   /// measured steps (the mean, not the median, so that compiles inside them
   /// are charged). Round 1 measures one step per arm; only arms within
-  /// `cut_ratio` of the best get the rest. >= 1. The default, 2, measured
-  /// best over the quick sweep against 3 and 4: each measured step of a
-  /// slower arm is paid on the caller's steps. 88.3% of 120 cases at
-  /// >= 0.9x the best arm with 2, 83.3% with 3 (same run).
+  /// `cut_ratio` of the best get the rest. >= 1. The default, 2, did better
+  /// than 3 and 4 over the quick suite's 120 cases: each measured step of a
+  /// slower arm is paid on the caller's steps, and on 200-step runs that
+  /// outweighed the noisier mean.
   int measure_steps = 2;
   /// An arm is abandoned when it is clearly worse: after round 1 when its
   /// measured step took more than cut_ratio times the best arm's, and in
