@@ -41,18 +41,6 @@ using namespace hst::bench;
 using hst::workload::Motion;
 using SuiteOperator = hst::workload::SuiteOperator<Scalar, Ordinal>;
 
-// How many passes each case gets (see measure_arms): at least `repeats` per
-// rung, more until the shortest rung's timed steps add up to min_seconds, in
-// whole cycles of the balanced order, but no more than max_rounds (or
-// repeats, if larger).
-struct Timing
-{
-  int repeats = 5;
-  double min_seconds = 0.02;
-  int max_rounds = 64;
-  bool again = false; // also a second, independent copy of each arm (--noise-floor)
-};
-
 struct Arguments
 {
   bool quick = false;
@@ -64,7 +52,11 @@ struct Arguments
   std::vector<Motion> motions = {Motion::drift, Motion::jump, Motion::frozen};
   std::vector<double> rhos = {0.002, 0.01, 0.05, 0.25};
   int steps = 200;
-  int repeats = -1; // -1: 3 with --quick, 5 otherwise
+  // Passes per case (see measure_arms): at least `repeats` per rung (-1: 3
+  // with --quick, 5 otherwise), more until the fastest rung's timed steps add
+  // up to min_time seconds, in whole cycles of the balanced order, but no
+  // more than max_repeats (or repeats, if larger).
+  int repeats = -1;
   double min_time = 0.02;
   int max_repeats = 64;
   bool noise_floor = false;
@@ -222,11 +214,6 @@ Arguments parse(int argc, char *argv[])
   if (a.motions.empty() || a.rhos.empty())
     usage_error("'--motions' and '--rho' need at least one value");
   return a;
-}
-
-Timing timing(Arguments const &a)
-{
-  return {a.repeats, a.min_time, a.max_repeats, a.noise_floor};
 }
 
 double geomean(std::vector<double> const &v)
@@ -394,28 +381,30 @@ std::vector<Rung> const &measured_rungs()
 // Median us/step of each measured rung over interleaved passes: `repeats`
 // rounds, or more, until the shortest rung's timed steps add up to
 // min_seconds (judged from round 0), rounded up to whole cycles of the
-// balanced order (4 rounds for the 4 rungs), all up to max_rounds. Short cases
-// (a few us per step) thus get the many passes their noise needs.
+// balanced order (4 rounds for the 4 rungs), all up to max_repeats. Short
+// cases (a few us per step) thus get the many passes their noise needs.
+// With `again`, a second copy of each rung runs in the same rounds and its
+// medians go there (--noise-floor).
 template <class L>
 std::map<Rung, double>
-measure_arms(Staged<L> const &p, HSTOperator const &op, Timing const &timing,
+measure_arms(Staged<L> const &p, HSTOperator const &op, Arguments const &a,
              std::map<Rung, double> *rel_error, std::map<Rung, double> *prepare_s,
              int *rounds_run = nullptr, std::map<Rung, double> *again = nullptr)
 {
   typename Staged<L>::MultiVector y("hst::sweep::y", p.A.numRows(), p.width);
-  // What each round runs: the measured rungs, then (timing.again) a second
-  // copy of each, timed and kept apart.
+  // What each round runs: the measured rungs, then (again) a second copy of
+  // each, timed and kept apart.
   std::vector<std::pair<Rung, bool>> slots;
   for (Rung r : measured_rungs())
     slots.emplace_back(r, false);
-  if (timing.again)
+  if (again)
     for (Rung r : measured_rungs())
       slots.emplace_back(r, true);
   // Whole cycles of the balanced order, so that each slot follows each other
   // slot equally often.
   int const cycle = int(slots.size() % 2 ? 2 * slots.size() : slots.size());
   std::map<Rung, std::vector<double>> us, prep, us_again;
-  int rounds = timing.repeats;
+  int rounds = a.repeats;
   for (int r = 0; r < rounds; ++r)
   {
     for (std::size_t i : balanced_order(slots.size(), r))
@@ -437,10 +426,9 @@ measure_arms(Staged<L> const &p, HSTOperator const &op, Timing const &timing,
       double shortest = std::numeric_limits<double>::infinity();
       for (auto const &[arm, v] : us)
         shortest = std::min(shortest, 1e-6 * v[0] * double(p.steps - 1));
-      double const wanted =
-          std::max(std::ceil(timing.min_seconds / shortest), double(timing.repeats));
+      double const wanted = std::max(std::ceil(a.min_time / shortest), double(a.repeats));
       double const whole = std::ceil(wanted / cycle) * cycle;
-      rounds = int(std::min(whole, double(std::max(timing.repeats, timing.max_rounds))));
+      rounds = int(std::min(whole, double(std::max(a.repeats, a.max_repeats))));
     }
   }
   if (rounds_run)
@@ -897,10 +885,10 @@ int run(Arguments const &a)
         c.changed_nnz = p.changed_nnz;
         c.replaced = p.replaced;
         bool const reference = motion == Motion::drift && rho == 0.01;
-        c.us = measure_arms(p, *op, timing(a), &c.rel_error,
+        c.us = measure_arms(p, *op, a, &c.rel_error,
                             reference || info.arm_prepare_s.empty() ? &info.arm_prepare_s
                                                                     : nullptr,
-                            &c.passes, &c.us_again);
+                            &c.passes, a.noise_floor ? &c.us_again : nullptr);
         std::cout << "    " << hst::workload::to_string(motion) << " rho "
                   << fixed(rho, 3) << " k " << c.k << ":" << arm_list(c.us)
                   << "  us/step, best " << to_string(c.best()) << ", " << c.passes
@@ -922,7 +910,7 @@ int run(Arguments const &a)
       auto const p =
           stage<L>(A, workload_options(Motion::drift, 0.01, a.width, 300), a.steps);
       GrowthPoint g{entry.name, info.rows, p.k, p.changed_nnz, {}};
-      g.us = measure_arms(p, *op, timing(a), nullptr, nullptr);
+      g.us = measure_arms(p, *op, a, nullptr, nullptr);
       std::cout << "    " << g.op << " (" << g.rows << " rows):" << arm_list(g.us)
                 << "  us/step" << std::endl;
       growth.push_back(std::move(g));

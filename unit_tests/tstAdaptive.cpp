@@ -18,6 +18,7 @@
 #include <new>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace
 {
@@ -251,6 +252,18 @@ struct Harness
         before(i);
       step(s.cols[i], s.dx[i]);
     }
+  }
+
+  // Runs all of `s`, the clock's prices changing to each listed value at the
+  // start of its step.
+  void run_repriced(Steps const &s,
+                    std::vector<std::pair<std::size_t, Prices>> const &changes)
+  {
+    run(s, 0, s.size(), [&](std::size_t i) {
+      for (auto const &[step, prices] : changes)
+        if (i == step)
+          clock.prices = prices;
+    });
   }
 
   // max relative difference between y and A x by KokkosSparse::spmv.
@@ -782,10 +795,7 @@ TYPED_TEST(Adaptive, step_time_rise_reprobes_within_the_documented_bound)
   // scheduled: decided at 116 for the exact-set arm, now the cheaper (1.8 <
   // 0.95 x 3.0). Its samples (148, 180) match its mean.
   std::int64_t const shift = 43;
-  h.run(s, 0, s.size(), [&](std::size_t i) {
-    if (std::int64_t(i) == shift)
-      h.clock.prices = flat_prices(3.0, 1.8, 4.0);
-  });
+  h.run_repriced(s, {{shift, flat_prices(3.0, 1.8, 4.0)}});
   auto const &r = h.session.report();
   SCOPED_TRACE(::testing::Message() << r);
   ASSERT_EQ(r.decisions.size(), 2u);
@@ -819,10 +829,7 @@ TYPED_TEST(Adaptive, step_time_rise_reprobes_within_the_documented_bound)
   // The best case: the rise begins at a sample (74), noticed at 106 (74 +
   // (H - 1) P); the same probe, 31 steps earlier.
   Harness<ExecutionSpace> early(s.cols[0], options, time_prices);
-  early.run(s, 0, s.size(), [&](std::size_t i) {
-    if (i == 74)
-      early.clock.prices = flat_prices(3.0, 1.8, 4.0);
-  });
+  early.run_repriced(s, {{74, flat_prices(3.0, 1.8, 4.0)}});
   auto const &e = early.session.report().decisions;
   ASSERT_EQ(e.size(), 2u);
   EXPECT_EQ(e[1].probe_start, 107);
@@ -860,10 +867,7 @@ TYPED_TEST(Adaptive, sample_period_zero_turns_the_step_time_detector_off)
   options.sample_period = 0;
   Harness<ExecutionSpace> h(s.cols[0], options, time_prices);
   // The rise that re-probes at 107 with samples (see above) goes unseen.
-  h.run(s, 0, s.size(), [&](std::size_t i) {
-    if (i == 43)
-      h.clock.prices = flat_prices(3.0, 1.8, 4.0);
-  });
+  h.run_repriced(s, {{43, flat_prices(3.0, 1.8, 4.0)}});
   auto const &r = h.session.report();
   SCOPED_TRACE(::testing::Message() << r);
   ASSERT_EQ(r.decisions.size(), 1u);
@@ -926,10 +930,7 @@ TYPED_TEST(Adaptive, periodic_recheck_backs_off_and_resets_on_a_change)
   // steps: probes from 58, 163, 364; at 300 the prices change, so the probe
   // from 364 switches to scatter and the period resets: probes from 421,
   // 526.
-  h.run(s, 0, s.size(), [&](std::size_t i) {
-    if (i == 300)
-      h.clock.prices = flat_prices(3.0, 1.8, 1.0);
-  });
+  h.run_repriced(s, {{300, flat_prices(3.0, 1.8, 1.0)}});
   auto const &r = h.session.report();
   SCOPED_TRACE(::testing::Message() << r);
   std::vector<std::int64_t> starts, steps;
@@ -950,12 +951,9 @@ TYPED_TEST(Adaptive, switch_margin_keeps_the_active_arm_against_a_near_tie)
   auto const s = one_motion(hw::Motion::frozen, 200);
   auto options = small_options(); // switch_margin 0.05
   Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.0, 1.8, 3.0));
-  h.run(s, 0, s.size(), [&](std::size_t i) {
-    if (i == 20) // 4% faster: not enough
-      h.clock.prices = flat_prices(1.0, 1.8, 0.96);
-    if (i == 80) // 6% faster: enough
-      h.clock.prices = flat_prices(1.0, 1.8, 0.94);
-  });
+  // From step 20 the scatter arm is 4% faster (not enough), from 80 6%.
+  h.run_repriced(s,
+                 {{20, flat_prices(1.0, 1.8, 0.96)}, {80, flat_prices(1.0, 1.8, 0.94)}});
   auto const &r = h.session.report();
   SCOPED_TRACE(::testing::Message() << r);
   // Decisions at 10 (scatter cut), 58 + 11 = 69 (no arm cut; the two arms

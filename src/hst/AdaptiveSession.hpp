@@ -437,6 +437,20 @@ private:
     ++report_.arm_steps[std::size_t(arm)];
   }
 
+  // A timed step (probe steps and sampled settled steps only): fence the
+  // caller's instance (its earlier work is not this step's), read the clock,
+  // apply, fence (the step's kernels end before the clock is read), read it.
+  template <class ExecutionSpace, class Cols, class Dx, class Y>
+  double timed_dispatch(Arm arm, ExecutionSpace const &space, Cols const &cols,
+                        Dx const &dx, Y const &y)
+  {
+    space.fence();
+    double const start = options_.clock();
+    dispatch(arm, space, cols, dx, y);
+    space.fence();
+    return options_.clock() - start;
+  }
+
   // Compile events so far of an arm: the signal of the compile-rate detector.
   std::int64_t events(Arm arm) const
   {
@@ -476,11 +490,7 @@ private:
     double seconds = 0;
     if (sampled)
     {
-      space.fence(); // sampled steps only: as a probe step
-      double const start = options_.clock();
-      dispatch(report_.active, space, cols, dx, y);
-      space.fence();
-      seconds = options_.clock() - start;
+      seconds = timed_dispatch(report_.active, space, cols, dx, y);
       ++report_.sampled_steps;
       report_.sampled_seconds += seconds;
     }
@@ -547,11 +557,7 @@ private:
     std::size_t const a = std::size_t(arm);
     std::int64_t const events_before = events(arm);
     std::int64_t const changes_before = set_changes(arm);
-    space.fence(); // probing only: the caller's earlier work is not this step's
-    double const start = options_.clock();
-    dispatch(arm, space, cols, dx, y);
-    space.fence(); // probing only: the step's kernels end before the clock is read
-    double const seconds = options_.clock() - start;
+    double const seconds = timed_dispatch(arm, space, cols, dx, y);
     std::int64_t const compiled = events(arm) - events_before;
     bool const first_of_block = block_warmup_ == 0 && block_measured_ == 0;
     ++report_.probe_steps;
