@@ -3,7 +3,9 @@
 // back-off, reports its decisions, and costs nothing when settled. Decisions
 // are checked under a fake clock in which time passes only while an arm works
 // (priced per step, per compiled tile and per compiled set), so every expected
-// step and time is exact.
+// step and time is exact. The session compares arms by time per entry of
+// A[:, S]: the frozen sets below are 64 interior columns of the 5-point grid,
+// 320 entries, so 1 us/step reads there as 3.125 ns/entry.
 
 #include <hst/workload/Workload.hpp>
 
@@ -15,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iomanip>
 #include <new>
 #include <sstream>
 #include <stdexcept>
@@ -114,6 +117,28 @@ constexpr int width = 4;
 constexpr std::int64_t k = 64;
 
 Triplets grid() { return hw::grid_2d<Scalar, Ordinal>(100, 100); }
+
+// Stored entries of each column of grid().
+std::vector<std::int64_t> const &column_entries()
+{
+  static std::vector<std::int64_t> const counts = [] {
+    Triplets const t = grid();
+    std::vector<std::int64_t> c(std::size_t(t.n_cols), 0);
+    for (auto const &row : t.rows)
+      for (auto const &[col, value] : row)
+        ++c[std::size_t(col)];
+    return c;
+  }();
+  return counts;
+}
+// The work the session weighs a step by: the entries of A[:, S].
+double entries(Set const &cols)
+{
+  std::int64_t n = 0;
+  for (Ordinal c : cols)
+    n += column_entries()[std::size_t(c)];
+  return double(n);
+}
 
 hw::WorkloadOptions motion(hw::Motion m, std::uint64_t seed)
 {
@@ -385,9 +410,13 @@ TYPED_TEST(Adaptive, clearly_worse_arms_are_cut_after_one_measured_step)
   EXPECT_EQ(d.measured_steps, (std::array<int, 3>{3, 1, 1}));
   EXPECT_NEAR(d.us_per_step[slot(X)], 5.0, 1e-9);
   EXPECT_NEAR(d.us_per_step[slot(C)], 4.0, 1e-9);
+  ASSERT_EQ(entries(s.cols[0]), 320);
+  EXPECT_NEAR(d.ns_per_entry[slot(X)], 5e3 / 320, 1e-9);
+  EXPECT_NEAR(d.ns_per_entry[slot(H)], 1e3 / 320, 1e-9);
   EXPECT_EQ(d.reason,
-            "initial probe; exact_set cut after round 1 (5.000 us > 2.00 x 1.000 "
-            "us); scatter cut after round 1 (4.000 us > 2.00 x 1.000 us)");
+            "initial probe; exact_set cut after round 1 (15.625 ns/entry > 2.00 "
+            "x 3.125 ns/entry); scatter cut after round 1 (12.500 ns/entry > "
+            "2.00 x 3.125 ns/entry)");
   // Excess: 2 exact-set steps at 4 us more, 2 scatter steps at 3 us more.
   EXPECT_NEAR(1e6 * r.probe_excess_seconds, 2 * 4.0 + 2 * 3.0, 1e-6);
 
@@ -428,9 +457,8 @@ TYPED_TEST(Adaptive, round_two_stops_an_arm_whose_mean_passes_the_cut)
   EXPECT_EQ(d.chosen, H);
   EXPECT_EQ(d.measured_steps, (std::array<int, 3>{3, 3, 2}));
   EXPECT_NEAR(d.us_per_step[slot(C)], 2.95, 1e-9);
-  EXPECT_EQ(d.reason,
-            "initial probe; scatter stopped after 2 of 3 steps (mean 2.950 us > "
-            "2.00 x 1.000 us)");
+  EXPECT_EQ(d.reason, "initial probe; scatter stopped after 2 of 3 steps (9.219 ns/entry "
+                      "> 2.00 x 3.125 ns/entry)"); // 2.95 and 1 us over 320 entries
 }
 
 TYPED_TEST(Adaptive, blocks_warm_up_only_where_the_arm_meets_a_new_set)
@@ -508,6 +536,49 @@ TYPED_TEST(Adaptive, scheduled_arm_planned_for_the_set_does_not_replan)
   EXPECT_EQ(h.session.scheduled().stats().replans, 0);
 }
 
+TYPED_TEST(Adaptive, arms_timed_on_sets_of_different_work_are_compared_per_entry)
+{
+  using ExecutionSpace = TypeParam;
+  // Edge columns of the grid hold 4 entries, interior ones 5. Steps 0..3
+  // run on 64 edge columns (256 entries), the rest on 64 interior columns
+  // (320). Every arm's step is priced by its entries: exact set 1.2, scheduled
+  // 1.1, scatter 1.0 ns/entry. With one measured step per arm, the exact-set
+  // and scheduled arms are measured on the light set (steps 1, 3: 0.3072 and
+  // 0.2816 us), the scatter arm on the heavy one (step 5: 0.320 us): per
+  // step it looks the slowest, per entry it is the cheapest.
+  Set light, heavy;
+  for (Ordinal c = 0; c < Ordinal(column_entries().size()); ++c)
+  {
+    Set &to = column_entries()[std::size_t(c)] == 4 ? light : heavy;
+    if (to.size() < std::size_t(k) && column_entries()[std::size_t(c)] >= 4)
+      to.push_back(c);
+  }
+  ASSERT_EQ(entries(light), 256);
+  ASSERT_EQ(entries(heavy), 320);
+  Steps s;
+  for (int i = 0; i < 20; ++i)
+  {
+    s.cols.push_back(i < 4 ? light : heavy);
+    s.dx.push_back(std::vector<Scalar>(std::size_t(k) * width, 0.25 * (i + 1)));
+  }
+  auto options = small_options();
+  options.measure_steps = 1;
+  std::array<double, 3> const ns = {1.1, 1.2, 1.0}; // indexed by Arm
+  Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1, 1, 1));
+  h.run(s, 0, s.size(), [&](std::size_t i) {
+    double const e = entries(s.cols[i]);
+    h.clock.prices = flat_prices(1e-3 * ns[0] * e, 1e-3 * ns[1] * e, 1e-3 * ns[2] * e);
+  });
+  auto const &d = h.session.report().decisions.at(0);
+  EXPECT_EQ(d.step, 6);
+  EXPECT_EQ(d.chosen, Arm::scatter);
+  EXPECT_NEAR(d.us_per_step[slot(Arm::scheduled)], 0.2816, 1e-9);
+  EXPECT_NEAR(d.us_per_step[slot(Arm::scatter)], 0.320, 1e-9);
+  for (std::size_t a = 0; a < 3; ++a)
+    EXPECT_NEAR(d.ns_per_entry[a], ns[a], 1e-9) << to_string(Arm(a));
+  EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+}
+
 TYPED_TEST(Adaptive, probe_charges_compiles_to_the_step_that_makes_them)
 {
   using ExecutionSpace = TypeParam;
@@ -535,13 +606,25 @@ TYPED_TEST(Adaptive, probe_charges_compiles_to_the_step_that_makes_them)
   }
   auto const &r = h.session.report();
   auto const &d = r.decisions.at(0);
-  // The set jumps every step: each block of the scheduled arm begins with a
-  // warm-up step; its other steps are measured and their tiles charged.
+  // The set jumps every step: each block of an arm begins with a warm-up
+  // step (round 1: steps 0..5, two per arm; round 2: one block per arm); its
+  // other steps are measured, and the scheduled arm's tiles charged there.
+  std::size_t const round2 = 3 * 2;
+  std::array<std::size_t, 3> seen_in_round{};
   std::int64_t measured_tiles = 0, measured = 0;
-  for (std::int64_t i = 0; i < d.step; ++i)
-    if (ran[std::size_t(i)] == Arm::scheduled && i > 0 &&
-        ran[std::size_t(i) - 1] == Arm::scheduled)
-      measured_tiles += tiles[std::size_t(i)], ++measured;
+  double probe_entries = 0, scatter_entries = 0;
+  for (std::size_t i = 0; i < std::size_t(d.step); ++i)
+  {
+    if (i == round2)
+      seen_in_round = {};
+    probe_entries += entries(s.cols[i]);
+    if (seen_in_round[slot(ran[i])]++ == 0)
+      continue; // the block's warm-up
+    if (ran[i] == Arm::scheduled)
+      measured_tiles += tiles[i], ++measured;
+    if (ran[i] == Arm::scatter)
+      scatter_entries += entries(s.cols[i]);
+  }
   ASSERT_EQ(measured, 3);
   EXPECT_EQ(d.warmup_steps[slot(Arm::scheduled)], 2);
   double const tiles_per_step = double(measured_tiles) / 3;
@@ -552,7 +635,11 @@ TYPED_TEST(Adaptive, probe_charges_compiles_to_the_step_that_makes_them)
   EXPECT_EQ(d.chosen, Arm::scatter);
   EXPECT_EQ(d.step, max_probe_length(options));
   EXPECT_NEAR(1e6 * r.probe_seconds, probe_cost_us, 1e-6);
-  EXPECT_NEAR(1e6 * r.probe_excess_seconds, probe_cost_us - double(d.step) * 1.5, 1e-6);
+  // Scatter: 3 measured steps at 1.5 us; the excess is the probe's time
+  // beyond its entries at the scatter arm's time per entry.
+  EXPECT_NEAR(d.ns_per_entry[slot(Arm::scatter)], 1e3 * 3 * 1.5 / scatter_entries, 1e-9);
+  EXPECT_NEAR(1e6 * r.probe_excess_seconds,
+              probe_cost_us - probe_entries * 3 * 1.5 / scatter_entries, 1e-6);
 }
 
 TYPED_TEST(Adaptive, work_prices_make_each_arm_win_its_workload)
@@ -715,8 +802,11 @@ TYPED_TEST(Adaptive, exact_set_compile_rate_sees_a_frozen_set_start_to_move)
   // compiles (0.8 + 1.4 us) and the scheduled arm's (step 78, after its
   // warm-up) compiles no tile (1.0 us).
   EXPECT_EQ(d.probe_start, 75);
+  ASSERT_EQ(entries(s.cols[76]), 320);
+  ASSERT_EQ(entries(s.cols[78]), 320);
   EXPECT_EQ(d.reason, "exact_set compile rate 1.00 compiles/step vs 0.00 at probe; "
-                      "exact_set cut after round 1 (2.200 us > 2.00 x 1.000 us)");
+                      "exact_set cut after round 1 (6.875 ns/entry > 2.00 x 3.125 "
+                      "ns/entry)");
   EXPECT_GE(d.probe_start, std::int64_t(moves));
   EXPECT_LE(d.probe_start, std::int64_t(moves) +
                                (options.shift_windows + 1) * options.window_steps +
@@ -807,8 +897,9 @@ TYPED_TEST(Adaptive, step_time_rise_reprobes_within_the_documented_bound)
   EXPECT_EQ(d.step, 116);
   EXPECT_LE(d.step, d.probe_start + max_probe_length(options));
   EXPECT_EQ(d.chosen, Arm::exact_set);
-  EXPECT_EQ(d.reason, "scheduled step time 3.000 us vs 1.000 us at probe (2 samples); "
-                      "scatter cut after round 1 (4.000 us > 2.00 x 1.800 us)");
+  EXPECT_EQ(d.reason, "scheduled step time 9.375 ns/entry vs 3.125 ns/entry at probe (2 "
+                      "samples); scatter cut after round 1 (12.500 ns/entry > 2.00 x "
+                      "5.625 ns/entry)");
   EXPECT_NEAR(d.us_per_step[slot(Arm::scheduled)], 3.0, 1e-9);
   EXPECT_NEAR(d.us_per_step[slot(Arm::exact_set)], 1.8, 1e-9);
   EXPECT_EQ(h.session.active(), Arm::exact_set);
@@ -1225,22 +1316,35 @@ TYPED_TEST(Adaptive, report_prints_every_decision)
   // (warm-up), 3, then scheduled 4 (warm-up: new set), 5, 6 and scatter 7
   // (warm-up: the set was seen moving), 8, 9: decided at 10. The re-probe
   // from 20 warms up every block (the set moves): decided at 30. 20 probe
-  // steps: scheduled 5 + 5 at 1.5 us, scatter 5 + 5 at 2.5 us: 40 us,
-  // 40 - 20 x 1.5 = 10 us beyond scheduled.
+  // steps: scheduled 5 + 5 at 1.5 us, scatter 5 + 5 at 2.5 us: 40 us. The
+  // excess: each probe's time beyond its steps' entries at the scheduled
+  // arm's time per entry in its measured steps (1, 5, 6 and 21, 25, 26).
   Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.5, 2.0, 2.5));
   h.run(s, 0, 20);
   h.session.reprobe();
   h.run(s, 20, s.size());
-  std::ostringstream out;
+  auto excess_us = [&](std::size_t from, std::array<std::size_t, 3> measured) {
+    double probe = 0, chosen = 0;
+    for (std::size_t i = from; i < from + 10; ++i)
+      probe += entries(s.cols[i]);
+    for (std::size_t i : measured)
+      chosen += entries(s.cols[i]);
+    return 20.0 - probe * 3 * 1.5 / chosen;
+  };
+  double const excess = excess_us(0, {1, 5, 6}) + excess_us(20, {21, 25, 26});
+  EXPECT_NEAR(1e6 * h.session.report().probe_excess_seconds, excess, 1e-6);
+  std::ostringstream out, probing;
   out << h.session.report();
+  probing << std::fixed << std::setprecision(3) << "probing: 20 steps, 40.000 us, "
+          << excess << " us beyond the chosen arms";
   std::string const text = out.str();
-  for (std::string piece :
-       {"hst::AdaptiveSession: active scheduled after 40 steps (scheduled 30, "
-        "exact_set 0, scatter 10)",
-        "probing: 20 steps, 40.000 us, 10.000 us beyond the chosen arms",
-        "step 10: scheduled (probed from step 0; scheduled 1.500 us/step x 3 exact_set - "
-        "scatter 2.500 us/step x 3) initial probe",
-        "step 30: scheduled (probed from step 20;", ") reprobe() requested"})
+  for (std::string const &piece : std::vector<std::string>{
+           "hst::AdaptiveSession: active scheduled after 40 steps (scheduled 30, "
+           "exact_set 0, scatter 10)",
+           probing.str(),
+           "step 10: scheduled (probed from step 0; scheduled 1.500 us/step x 3 = ",
+           " exact_set - scatter 2.500 us/step x 3 = ", ") initial probe",
+           "step 30: scheduled (probed from step 20;", ") reprobe() requested"})
     EXPECT_NE(text.find(piece), std::string::npos) << piece << "\nmissing from\n" << text;
 }
 

@@ -18,22 +18,29 @@
 //    exact-set arm compiled (compiles()); the scatter arm keeps no set, so
 //    it counts once the probe has seen the set move between two consecutive
 //    steps of one arm. Other steps are measured. Warm-up steps are charged
-//    to the probe, not compared; measured steps are compared by their mean,
-//    so that compiles inside them are charged where they happen. A probe has
-//    two rounds:
+//    to the probe, not compared. Measured steps are compared by their cost:
+//    an arm's time over its measured steps divided by their work, the
+//    stored entries of A[:, S_t] summed over those steps (read on the host
+//    after the step's clock, from the ids the arm's input check copied).
+//    Every arm reads and adds about those entries, and arms are timed on
+//    different steps: measured, on a circuit operator under drift the
+//    entries of consecutive sets differed up to 5x in the first steps, and
+//    time per step ranked the arms by when they ran. The sums, not a mean of
+//    per-step ratios, so that compiles inside measured steps are charged
+//    where they happen. A probe has two rounds:
 //      * round 1: every allowed arm (AdaptiveOptions::arms, in that order)
 //        runs one block: its warm-up, if any, and one measured step. An arm
-//        whose measured step took more than cut_ratio times the fastest
-//        arm's is cut: it runs no more and cannot be chosen;
-//      * round 2: the other arms, fastest round-1 step first, run one block
+//        whose cost is more than cut_ratio times the lowest is cut: it runs
+//        no more and cannot be chosen;
+//      * round 2: the other arms, lowest round-1 cost first, run one block
 //        each with the rest of their measure_steps measured steps (a new
 //        block: it may start with warm-up again). An arm stops early, and
-//        cannot be chosen, as soon as the mean of its measured steps exceeds
-//        cut_ratio times the lowest mean of an arm that completed its
-//        measured steps. The first arm of round 2 always completes.
-//    The arm with the lowest mean among those that completed is chosen; a
+//        cannot be chosen, as soon as its cost exceeds cut_ratio times the
+//        lowest cost of an arm that completed its measured steps. The first
+//        arm of round 2 always completes.
+//    The arm with the lowest cost among those that completed is chosen; a
 //    re-probe keeps the active arm if it completed and no completed arm is
-//    faster by more than switch_margin. So a clearly worse arm costs about
+//    cheaper by more than switch_margin. So a clearly worse arm costs about
 //    one step (plus a warm-up step on a new set), close arms are compared
 //    on measure_steps steps each, and nothing depends on the operator.
 //  - Settled. Each step is a switch on the chosen arm; the session adds no
@@ -45,21 +52,26 @@
 //        probe step (fence the caller's instance, read the clock, apply,
 //        fence, read the clock): the decision at step D samples steps
 //        D + w + j * sample_period - 1, j = 1, 2, ... A sample is shifted
-//        when it took more than time_shift_ratio times the active arm's mean
-//        in its probe (the reference: the mean of its measured steps, each
-//        fenced, compiles included, as the sample is); shift_windows shifted
-//        samples in a row (a count of its own, reset by any sample that is
-//        not shifted) start a re-probe at the next step. Cost: one fence and
-//        two clock reads per sample_period steps. Only a rise counts: it
-//        means the active arm's step now costs more than when it was chosen,
-//        so the ranking may have flipped (measured: under drift on 1e6-row
-//        operators the scatter arm's step grows 3-6x over 200 steps as the
-//        set spreads); a fall makes the active arm cheaper and says nothing
-//        about the others, so a faster arm is left to the periodic re-check.
-//        A re-probe that keeps the arm takes its new mean as the reference,
-//        so a steadily growing step re-probes once per time_shift_ratio-fold
-//        rise, not on every sample, and switch_margin still guards the
-//        choice;
+//        when its time per entry is more than time_shift_ratio times the
+//        active arm's reference: its cost over the measured probe steps in
+//        which it compiled nothing, if there were such steps, and then a
+//        sample in which it compiled is skipped (neither shifted nor
+//        breaking a run of shifted samples): a compile makes a step several
+//        times slower (measured: the exact-set arm's step 7 us with a set
+//        compile, 3 us without), and compiles are the other detector's
+//        signal; else its cost over all its measured steps, each fenced,
+//        compiles included, as the sample is. shift_windows shifted samples
+//        in a row (a count of its own, reset by any sample that is not
+//        shifted) start a re-probe at the next step. Cost: one fence, two
+//        clock reads and k host reads per sample_period steps. Only a rise
+//        counts: it means the active arm's step now costs more per entry
+//        than when it was chosen, so the ranking may have flipped (measured: under drift
+//        on 1e6-row operators the scatter arm's step grows 3-6x over 200 steps as the set
+//        spreads); a fall makes the active arm cheaper and says nothing about the others,
+//        so a faster arm is left to the periodic re-check. A re-probe that keeps the arm
+//        takes its new cost as the reference, so a steadily growing step re-probes once
+//        per time_shift_ratio-fold rise, not on every sample, and switch_margin still
+//        guards the choice;
 //      * the compile-rate detector: over windows of window_steps steps it
 //        compares the active arm's compile rate (scheduled: tiles compiled
 //        per step, exact set: set compiles per step; scatter has none) with
@@ -143,6 +155,12 @@ struct AdaptiveDecision
   std::array<double, arm_count> us_per_step = {std::numeric_limits<double>::quiet_NaN(),
                                                std::numeric_limits<double>::quiet_NaN(),
                                                std::numeric_limits<double>::quiet_NaN()};
+  /// What the arms were compared by: nanoseconds per entry of A[:, S] over
+  /// the same steps (their time over their entries; see AdaptiveSession.hpp),
+  /// indexed by Arm; NaN for an arm not probed.
+  std::array<double, arm_count> ns_per_entry = {std::numeric_limits<double>::quiet_NaN(),
+                                                std::numeric_limits<double>::quiet_NaN(),
+                                                std::numeric_limits<double>::quiet_NaN()};
   /// Measured and warm-up steps of each arm in this probe, indexed by Arm.
   std::array<int, arm_count> measured_steps{};
   std::array<int, arm_count> warmup_steps{};
@@ -150,12 +168,12 @@ struct AdaptiveDecision
   /// would cost several steps of a small operator). Why the probe began:
   /// "initial probe", "reprobe() requested", "periodic
   /// re-check", or the shift seen, e.g. "scheduled compile rate 4.20
-  /// tiles/step vs 0.30 at probe" or "scatter step time 412.000 us vs
-  /// 140.000 us at probe (2 samples)" (the mean of the shifted samples in a
-  /// row vs the arm's mean in its probe); then, for each arm abandoned, why,
-  /// e.g. "; scatter cut after round 1 (27.600 us > 2.00 x 5.400 us)" or
-  /// "; scheduled stopped after 2 of 3 steps (mean 12.000 us > 2.00 x
-  /// 5.500 us)".
+  /// tiles/step vs 0.30 at probe" or "scatter step time 1.240 ns/entry vs
+  /// 0.410 ns/entry at probe (2 samples)" (the mean of the shifted samples
+  /// in a row vs the arm's reference from its probe); then, for each arm
+  /// abandoned, why, e.g. "; scatter cut after round 1 (2.600 ns/entry >
+  /// 2.00 x 0.900 ns/entry)" or "; scheduled stopped after 2 of 3 steps
+  /// (3.100 ns/entry > 2.00 x 1.500 ns/entry)".
   std::string reason;
 };
 
@@ -171,8 +189,9 @@ struct AdaptiveReport
   std::int64_t probe_steps = 0;                    ///< steps run while probing
   double probe_seconds = 0;                        ///< time of all probe steps (fenced)
   /// Time of the probe steps beyond what the arm each probe chose would have
-  /// taken for them (its measured mean): the price of probing. Negative only
-  /// when switch_margin kept a slower arm.
+  /// taken for them (their entries at its measured time per entry): the
+  /// price of probing. Negative when switch_margin kept a slower arm, or
+  /// when the chosen arm's measured steps were slow for their entries.
   double probe_excess_seconds = 0;
   /// Settled steps timed by the step-time detector, and their time (fenced).
   std::int64_t sampled_steps = 0;
@@ -202,7 +221,8 @@ inline std::ostream &operator<<(std::ostream &out, AdaptiveReport const &r)
       if (std::isnan(d.us_per_step[a]))
         s << '-';
       else
-        s << d.us_per_step[a] << " us/step x " << d.measured_steps[a];
+        s << d.us_per_step[a] << " us/step x " << d.measured_steps[a] << " = "
+          << d.ns_per_entry[a] << " ns/entry";
     }
     s << ") " << d.reason << '\n';
   }
@@ -306,9 +326,10 @@ public:
                   std::vector<Ordinal> const &expected_cols, int width,
                   AdaptiveOptions const &options)
       : options_(detail::check_adaptive_options(options, width))
-      , scheduled_(make_scheduled(space, op, expected_cols, width, options_.session))
-      , exact_set_(op, width)
-      , scatter_(std::move(op), width)
+      , op_(std::move(op))
+      , scheduled_(make_scheduled(space, op_, expected_cols, width, options_.session))
+      , exact_set_(op_, width)
+      , scatter_(op_, width)
   {
     // Room for the first decisions, so that deciding does not allocate.
     report_.decisions.reserve(4);
@@ -410,22 +431,25 @@ private:
     }
   }
 
+  // One step by `arm`; returns the step's column ids readable on the host
+  // (valid until that arm's next step).
   template <class ExecutionSpace, class Cols, class Dx, class Y>
-  void dispatch(Arm arm, ExecutionSpace const &space, Cols const &cols, Dx const &dx,
-                Y const &y)
+  Ordinal const *dispatch(Arm arm, ExecutionSpace const &space, Cols const &cols,
+                          Dx const &dx, Y const &y)
   {
+    Ordinal const *ids = nullptr;
     try
     {
       switch (arm)
       {
       case Arm::scheduled:
-        scheduled_.apply_cols(space, cols, dx, y);
+        ids = scheduled_.apply_returning_ids(space, cols, dx, y);
         break;
       case Arm::exact_set:
-        exact_set_.apply_cols(space, cols, dx, y);
+        ids = exact_set_.apply_returning_ids(space, cols, dx, y);
         break;
       case Arm::scatter:
-        scatter_.apply_cols(space, cols, dx, y);
+        ids = scatter_.apply_returning_ids(space, cols, dx, y);
         break;
       }
     }
@@ -435,20 +459,43 @@ private:
     }
     ++report_.steps;
     ++report_.arm_steps[std::size_t(arm)];
+    return ids;
   }
 
   // A timed step (probe steps and sampled settled steps only): fence the
   // caller's instance (its earlier work is not this step's), read the clock,
   // apply, fence (the step's kernels end before the clock is read), read it.
+  // Also weighs the step by its work (after the clock is read).
+  struct Timed
+  {
+    double seconds = 0;
+    double entries = 1; // the step's work: see entries()
+  };
   template <class ExecutionSpace, class Cols, class Dx, class Y>
-  double timed_dispatch(Arm arm, ExecutionSpace const &space, Cols const &cols,
-                        Dx const &dx, Y const &y)
+  Timed timed_dispatch(Arm arm, ExecutionSpace const &space, Cols const &cols,
+                       Dx const &dx, Y const &y)
   {
     space.fence();
     double const start = options_.clock();
-    dispatch(arm, space, cols, dx, y);
+    Ordinal const *ids = dispatch(arm, space, cols, dx, y);
     space.fence();
-    return options_.clock() - start;
+    double const seconds = options_.clock() - start;
+    return {seconds, entries(ids, cols.extent(0))};
+  }
+
+  // A step's work: the stored entries of A[:, S] (at least 1, so that an
+  // empty set still counts), from the operator's host CSC. Every arm's step
+  // reads and adds about these entries, and on operators whose columns
+  // differ widely in length (hubs) the entries of consecutive sets differ
+  // several-fold; arms timed on different steps are therefore compared by
+  // time per entry, not per step.
+  double entries(Ordinal const *ids, std::size_t k) const
+  {
+    auto const &col_ptr = op_->csc_host.col_ptr;
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < k; ++i)
+      n += col_ptr(std::size_t(ids[i]) + 1) - col_ptr(std::size_t(ids[i]));
+    return double(std::max<std::size_t>(n, 1));
   }
 
   // Compile events so far of an arm: the signal of the compile-rate detector.
@@ -488,9 +535,15 @@ private:
   {
     bool const sampled = report_.steps == sample_at_;
     double seconds = 0;
+    double per_entry = 0;
+    bool compiled = false;
     if (sampled)
     {
-      seconds = timed_dispatch(report_.active, space, cols, dx, y);
+      std::int64_t const before = events(report_.active);
+      Timed const t = timed_dispatch(report_.active, space, cols, dx, y);
+      compiled = events(report_.active) > before;
+      seconds = t.seconds;
+      per_entry = t.seconds / t.entries;
       ++report_.sampled_steps;
       report_.sampled_seconds += seconds;
     }
@@ -502,22 +555,26 @@ private:
     else if (s == window_end_)
       end_window();
     if (sampled && !report_.probing)
-      end_sample(seconds);
+      end_sample(per_entry, compiled);
     if (s == recheck_at_ && !report_.probing)
       start_probe(Trigger::periodic);
   }
 
-  void end_sample(double seconds)
+  void end_sample(double per_entry, bool compiled)
   {
     sample_at_ += options_.sample_period;
-    if (!(seconds > options_.time_shift_ratio * reference_seconds_))
+    // A step that compiled is not compared with a reference of steps that
+    // did not: compiles are the compile-rate detector's signal.
+    if (compiled && reference_quiet_)
+      return;
+    if (!(per_entry > options_.time_shift_ratio * reference_))
     {
       shifted_samples_ = 0;
-      shifted_sample_seconds_ = 0;
+      shifted_sample_cost_ = 0;
     }
     else
     {
-      shifted_sample_seconds_ += seconds;
+      shifted_sample_cost_ += per_entry;
       if (++shifted_samples_ >= options_.shift_windows)
         start_probe(Trigger::time_shift);
     }
@@ -557,13 +614,14 @@ private:
     std::size_t const a = std::size_t(arm);
     std::int64_t const events_before = events(arm);
     std::int64_t const changes_before = set_changes(arm);
-    double const seconds = timed_dispatch(arm, space, cols, dx, y);
+    auto const [seconds, work] = timed_dispatch(arm, space, cols, dx, y);
     std::int64_t const compiled = events(arm) - events_before;
     bool const first_of_block = block_warmup_ == 0 && block_measured_ == 0;
     ++report_.probe_steps;
     report_.probe_seconds += seconds;
     ++probe_steps_;
     probe_seconds_ += seconds;
+    probe_entries_ += work;
 
     bool const new_set = set_changes(arm) > changes_before;
     if (first_of_block)
@@ -585,13 +643,19 @@ private:
     ++block_measured_;
     ++measured_[a];
     sum_[a] += seconds;
+    entries_[a] += work;
     events_[a] += compiled;
+    if (compiled == 0)
+    {
+      quiet_sum_[a] += seconds;
+      quiet_entries_[a] += work;
+    }
     if (measured_[a] == options_.measure_steps)
     {
       outcome_[a] = Outcome::complete;
-      best_complete_ = std::min(best_complete_, mean(a));
+      best_complete_ = std::min(best_complete_, cost(a));
     }
-    else if (round_ == 2 && mean(a) > options_.cut_ratio * best_complete_)
+    else if (round_ == 2 && cost(a) > options_.cut_ratio * best_complete_)
     {
       outcome_[a] = Outcome::stopped;
       stop_reference_[a] = best_complete_;
@@ -602,6 +666,8 @@ private:
   }
 
   double mean(std::size_t a) const { return sum_[a] / measured_[a]; }
+  // What the arms are compared by: seconds per entry over the measured steps.
+  double cost(std::size_t a) const { return sum_[a] / entries_[a]; }
 
   void next_block()
   {
@@ -618,14 +684,14 @@ private:
       // Each arm ran one measured step; cut the clearly slower ones, order
       // the rest by that step.
       for (std::size_t i = 0; i < order_size_; ++i)
-        round1_best_ = std::min(round1_best_, sum_[std::size_t(order_[i])]);
+        round1_best_ = std::min(round1_best_, cost(std::size_t(order_[i])));
       std::size_t n = 0;
       for (std::size_t i = 0; i < order_size_; ++i)
       {
         std::size_t const a = std::size_t(order_[i]);
         if (outcome_[a] != Outcome::running)
           continue;
-        if (sum_[a] > options_.cut_ratio * round1_best_)
+        if (cost(a) > options_.cut_ratio * round1_best_)
           outcome_[a] = Outcome::cut;
         else
           order_[n++] = order_[i];
@@ -634,7 +700,7 @@ private:
       // arm_count entries (std::stable_sort would allocate a buffer).
       for (std::size_t i = 1; i < n; ++i)
         for (std::size_t j = i;
-             j > 0 && sum_[std::size_t(order_[j])] < sum_[std::size_t(order_[j - 1])];
+             j > 0 && cost(std::size_t(order_[j])) < cost(std::size_t(order_[j - 1]));
              --j)
           std::swap(order_[j], order_[j - 1]);
       round_ = 2;
@@ -657,10 +723,9 @@ private:
     why_.trigger_arm = report_.active;
     why_.shift_rate = window_rate_;
     why_.probe_rate = probe_rate_;
-    why_.reference = reference_seconds_;
+    why_.reference = reference_;
     why_.samples = shifted_samples_;
-    why_.sample_mean =
-        shifted_samples_ > 0 ? shifted_sample_seconds_ / shifted_samples_ : 0;
+    why_.sample_mean = shifted_samples_ > 0 ? shifted_sample_cost_ / shifted_samples_ : 0;
     report_.probing = true;
     probe_start_ = report_.steps;
     round_ = 1;
@@ -673,13 +738,17 @@ private:
     catch_up_ = false;
     probe_steps_ = 0;
     probe_seconds_ = 0;
+    probe_entries_ = 0;
     outcome_.fill(Outcome::idle);
     for (Arm arm : options_.arms)
       outcome_[std::size_t(arm)] = Outcome::running;
     sum_.fill(0);
+    entries_.fill(0);
     measured_.fill(0);
     warmup_.fill(0);
     events_.fill(0);
+    quiet_sum_.fill(0);
+    quiet_entries_.fill(0);
     stop_reference_.fill(0);
     round1_best_ = std::numeric_limits<double>::infinity();
     best_complete_ = std::numeric_limits<double>::infinity();
@@ -694,11 +763,11 @@ private:
     Arm trigger_arm = Arm::scheduled; // the active arm when the probe began
     double shift_rate = 0;            // shift: the window's compile rate
     double probe_rate = 0;            // shift: the rate in the arm's probe
-    double reference = 0;             // time_shift: the arm's probe mean
-    double sample_mean = 0;           // time_shift: mean of the shifted samples
+    double reference = 0;             // time_shift: the arm's probe cost
+    double sample_mean = 0;           // time_shift: mean cost of the shifted samples
     int samples = 0;                  // time_shift: shifted samples in a row
     std::array<Outcome, arm_count> outcome{};
-    std::array<double, arm_count> seconds{}; // cut: round-1 step; stopped: mean
+    std::array<double, arm_count> cost{}; // seconds per entry of the measured steps
     std::array<int, arm_count> measured{};
     std::array<double, arm_count> stop_reference{};
     double round1_best = 0;
@@ -706,9 +775,9 @@ private:
 
   std::string reason(Why const &w) const
   {
-    auto us = [](double seconds) {
+    auto ns = [](double seconds_per_entry) {
       std::ostringstream u;
-      u << std::fixed << std::setprecision(3) << 1e6 * seconds << " us";
+      u << std::fixed << std::setprecision(3) << 1e9 * seconds_per_entry << " ns/entry";
       return u.str();
     };
     std::ostringstream s;
@@ -730,8 +799,8 @@ private:
         << w.probe_rate << " at probe";
       break;
     case Trigger::time_shift:
-      s << to_string(w.trigger_arm) << " step time " << us(w.sample_mean) << " vs "
-        << us(w.reference) << " at probe (" << w.samples << " sample"
+      s << to_string(w.trigger_arm) << " step time " << ns(w.sample_mean) << " vs "
+        << ns(w.reference) << " at probe (" << w.samples << " sample"
         << (w.samples == 1 ? "" : "s") << ')';
       break;
     }
@@ -739,12 +808,12 @@ private:
     {
       std::size_t const a = std::size_t(arm);
       if (w.outcome[a] == Outcome::cut)
-        s << "; " << to_string(arm) << " cut after round 1 (" << us(w.seconds[a]) << " > "
-          << options_.cut_ratio << " x " << us(w.round1_best) << ')';
+        s << "; " << to_string(arm) << " cut after round 1 (" << ns(w.cost[a]) << " > "
+          << options_.cut_ratio << " x " << ns(w.round1_best) << ')';
       else if (w.outcome[a] == Outcome::stopped)
         s << "; " << to_string(arm) << " stopped after " << w.measured[a] << " of "
-          << options_.measure_steps << " steps (mean " << us(w.seconds[a]) << " > "
-          << options_.cut_ratio << " x " << us(w.stop_reference[a]) << ')';
+          << options_.measure_steps << " steps (" << ns(w.cost[a]) << " > "
+          << options_.cut_ratio << " x " << ns(w.stop_reference[a]) << ')';
     }
     return s.str();
   }
@@ -754,14 +823,14 @@ private:
     // The first arm of round 2 (or, with measure_steps = 1, every arm)
     // completed, so there is a best.
     Arm best = options_.arms[0];
-    double best_mean = 0;
+    double best_cost = 0;
     bool found = false;
     for (Arm arm : options_.arms)
       if (outcome_[std::size_t(arm)] == Outcome::complete &&
-          (!found || mean(std::size_t(arm)) < best_mean))
+          (!found || cost(std::size_t(arm)) < best_cost))
       {
         best = arm;
-        best_mean = mean(std::size_t(arm));
+        best_cost = cost(std::size_t(arm));
         found = true;
       }
     bool const first = report_.decisions.empty();
@@ -769,7 +838,7 @@ private:
     std::size_t const inc = std::size_t(incumbent);
     Arm chosen = best;
     if (!first && outcome_[inc] == Outcome::complete &&
-        !(best_mean < (1 - options_.switch_margin) * mean(inc)))
+        !(best_cost < (1 - options_.switch_margin) * cost(inc)))
       chosen = incumbent;
     std::size_t const c = std::size_t(chosen);
 
@@ -778,8 +847,11 @@ private:
     d.step = report_.steps;
     d.chosen = chosen;
     for (std::size_t a = 0; a < arm_count; ++a)
-      d.us_per_step[a] =
-          measured_[a] > 0 ? 1e6 * mean(a) : std::numeric_limits<double>::quiet_NaN();
+    {
+      bool const ran = measured_[a] > 0;
+      d.us_per_step[a] = ran ? 1e6 * mean(a) : std::numeric_limits<double>::quiet_NaN();
+      d.ns_per_entry[a] = ran ? 1e9 * cost(a) : std::numeric_limits<double>::quiet_NaN();
+    }
     d.measured_steps = measured_;
     d.warmup_steps = warmup_;
     report_.decisions.push_back(std::move(d));
@@ -788,11 +860,9 @@ private:
     why_.stop_reference = stop_reference_;
     why_.round1_best = round1_best_;
     for (std::size_t a = 0; a < arm_count; ++a)
-      why_.seconds[a] = outcome_[a] == Outcome::cut ? sum_[a]
-                        : measured_[a] > 0          ? mean(a)
-                                                    : 0;
+      why_.cost[a] = measured_[a] > 0 ? cost(a) : 0;
     whys_.push_back(why_);
-    report_.probe_excess_seconds += probe_seconds_ - double(probe_steps_) * mean(c);
+    report_.probe_excess_seconds += probe_seconds_ - probe_entries_ * cost(c);
 
     period_ = first || chosen != incumbent
                   ? options_.recheck_period
@@ -805,15 +875,17 @@ private:
     window_begin_ = report_.steps + options_.warmup_steps;
     window_end_ = window_begin_ + options_.window_steps;
     window_events_ = events(chosen);
-    reference_seconds_ = mean(c);
+    reference_quiet_ = quiet_entries_[c] > 0;
+    reference_ = reference_quiet_ ? quiet_sum_[c] / quiet_entries_[c] : cost(c);
     shifted_samples_ = 0;
-    shifted_sample_seconds_ = 0;
+    shifted_sample_cost_ = 0;
     sample_at_ = options_.sample_period > 0
                      ? report_.steps + options_.warmup_steps + options_.sample_period - 1
                      : -1;
   }
 
   AdaptiveOptions options_;
+  std::shared_ptr<data_type const> op_; // its host CSC weighs timed steps
   ScheduledArm<Scalar, Ordinal, MemorySpace> scheduled_;
   ExactSetArm<Scalar, Ordinal, MemorySpace> exact_set_;
   ScatterArm<Scalar, Ordinal, MemorySpace> scatter_;
@@ -835,15 +907,19 @@ private:
   bool catch_up_ = false;     // the current block began on a new set
   std::int64_t probe_steps_ = 0;
   double probe_seconds_ = 0;
+  double probe_entries_ = 0; // work of this probe's steps
   // Per arm (indexed by Arm).
   std::array<Outcome, arm_count> outcome_{};
   std::array<double, arm_count> sum_{};            // seconds of measured steps
   std::array<int, arm_count> measured_{};          // measured steps
   std::array<int, arm_count> warmup_{};            // warm-up steps
   std::array<std::int64_t, arm_count> events_{};   // compile events in measured steps
+  std::array<double, arm_count> entries_{};        // their work (see entries())
+  std::array<double, arm_count> quiet_sum_{};      // seconds of those without one
+  std::array<double, arm_count> quiet_entries_{};  // and their work
   std::array<double, arm_count> stop_reference_{}; // best complete mean when stopped
-  double round1_best_ = 0;                         // fastest round-1 measured step
-  double best_complete_ = 0; // lowest mean of a complete arm (infinity: none yet)
+  double round1_best_ = 0;                         // lowest round-1 cost
+  double best_complete_ = 0; // lowest cost of a complete arm (infinity: none yet)
 
   // Settled.
   double probe_rate_ = 0; // the active arm's rate while measured
@@ -853,10 +929,14 @@ private:
   int shifted_windows_ = 0;
   std::int64_t period_ = 0;
   std::int64_t recheck_at_ = -1;
-  double reference_seconds_ = 0;      // the active arm's mean in its probe
-  std::int64_t sample_at_ = -1;       // the next sampled step (-1: none)
-  int shifted_samples_ = 0;           // shifted samples in a row
-  double shifted_sample_seconds_ = 0; // their time
+  // The step-time detector's reference: the active arm's seconds per entry
+  // over its measured probe steps without a compile event, if it had such
+  // steps (reference_quiet_), else over all of them.
+  double reference_ = 0;
+  bool reference_quiet_ = false;
+  std::int64_t sample_at_ = -1;    // the next sampled step (-1: none)
+  int shifted_samples_ = 0;        // shifted samples in a row
+  double shifted_sample_cost_ = 0; // their seconds per entry, summed
 };
 
 } // namespace hst

@@ -7,6 +7,12 @@
 
 #include <memory>
 
+namespace hst
+{
+template <class Scalar, class Ordinal, class MemorySpace>
+class AdaptiveSession;
+} // namespace hst
+
 namespace hst::detail
 {
 
@@ -40,8 +46,7 @@ public:
   void apply_cols(ExecutionSpace const &space, Cols const &cols, Dx const &dx, Y const &y)
   {
     check_apply_types<ExecutionSpace, MemorySpace, Scalar, Ordinal, Cols, Dx, Y>();
-    Ordinal const *host_cols = check_(space, cols, dx, y);
-    static_cast<Arm &>(*this).apply_checked(space, host_cols, cols, dx, y);
+    apply_returning_ids(space, cols, dx, y);
   }
 
   /// Same, on a default instance of the operator's execution space.
@@ -52,6 +57,21 @@ public:
   }
 
 protected:
+  // The session that holds the arms reads each timed step's column ids on
+  // the host (to weigh the step by its work) from the copy the check made.
+  friend class hst::AdaptiveSession<Scalar, Ordinal, MemorySpace>;
+
+  // apply_cols without the type checks; returns the column ids readable on
+  // the host, valid until this arm's next step.
+  template <class ExecutionSpace, class Cols, class Dx, class Y>
+  Ordinal const *apply_returning_ids(ExecutionSpace const &space, Cols const &cols,
+                                     Dx const &dx, Y const &y)
+  {
+    Ordinal const *host_cols = check_(space, cols, dx, y);
+    static_cast<Arm &>(*this).apply_checked(space, host_cols, cols, dx, y);
+    return host_cols;
+  }
+
   ArmBase(std::shared_ptr<data_type const> op, int width, char const *where)
       : op_(std::move(op))
       , width_(check_width(width, where))
