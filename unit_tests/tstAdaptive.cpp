@@ -950,6 +950,36 @@ TYPED_TEST(Adaptive, one_slow_sample_or_a_faster_step_does_not_reprobe)
   EXPECT_EQ(h.clock.reads, 2 * (10 + 7));
 }
 
+TYPED_TEST(Adaptive, samples_that_compile_are_not_compared_with_a_compile_free_reference)
+{
+  using ExecutionSpace = TypeParam;
+  // Exact set 1.0 us a step plus 1.4 us per set compile, scheduled 1.8,
+  // scatter 4.0. The initial probe (as in time_options(), with the roles of
+  // exact set and scheduled swapped) decides at 10 for the exact-set arm;
+  // its measured steps compiled nothing, so its reference is 1.0 us. The set
+  // changes on the sampled steps 42, 74, ..., 170 only (and back on the next
+  // step): each sample compiles (2.4 us > 1.5 x 1.0) and is skipped. Two
+  // compiles per 8-step window stay below the compile-rate detector's floor.
+  auto s = one_motion(hw::Motion::frozen, 200);
+  Set const other = one_motion(hw::Motion::frozen, 1, 2).cols[0];
+  ASSERT_NE(other, s.cols[0]);
+  for (std::size_t i = 42; i < s.size(); i += 32)
+    s.cols[i] = other;
+  Prices prices = flat_prices(1.8, 1.0, 4.0);
+  prices.compile = 1.4;
+  Harness<ExecutionSpace> h(s.cols[0], time_options(), prices);
+  h.run(s, 0, s.size());
+  auto const &r = h.session.report();
+  SCOPED_TRACE(::testing::Message() << r);
+  ASSERT_EQ(r.decisions.size(), 1u);
+  EXPECT_EQ(r.decisions[0].step, 10);
+  EXPECT_EQ(r.decisions[0].chosen, Arm::exact_set);
+  EXPECT_EQ(r.sampled_steps, 5);
+  EXPECT_NEAR(1e6 * r.sampled_seconds, 5 * 2.4, 1e-9);
+  EXPECT_EQ(h.session.exact_set().compiles(), 1 + 2 * 5);
+  EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+}
+
 TYPED_TEST(Adaptive, sample_period_zero_turns_the_step_time_detector_off)
 {
   using ExecutionSpace = TypeParam;
