@@ -65,13 +65,14 @@
 //        shifted) start a re-probe at the next step. Cost: one fence, two
 //        clock reads and k host reads per sample_period steps. Only a rise
 //        counts: it means the active arm's step now costs more per entry
-//        than when it was chosen, so the ranking may have flipped (measured: under drift
-//        on 1e6-row operators the scatter arm's step grows 3-6x over 200 steps as the set
-//        spreads); a fall makes the active arm cheaper and says nothing about the others,
-//        so a faster arm is left to the periodic re-check. A re-probe that keeps the arm
-//        takes its new cost as the reference, so a steadily growing step re-probes once
-//        per time_shift_ratio-fold rise, not on every sample, and switch_margin still
-//        guards the choice;
+//        than when it was chosen, so the ranking may have flipped
+//        (measured: under drift on 1e6-row operators the scatter arm's step
+//        grows 3-6x over 200 steps as the set spreads); a fall makes the
+//        active arm cheaper and says nothing about the others, so a faster
+//        arm is left to the periodic re-check. A re-probe that keeps the arm
+//        takes its new cost as the reference, so a steadily growing step
+//        re-probes once per time_shift_ratio-fold rise, not on every sample,
+//        and switch_margin still guards the choice;
 //      * the compile-rate detector: over windows of window_steps steps it
 //        compares the active arm's compile rate (scheduled: tiles compiled
 //        per step, exact set: set compiles per step; scatter has none) with

@@ -86,22 +86,23 @@ struct AdaptiveOptions
   /// set compile). Other blocks (a frozen set the arm has seen) have none.
   /// Warm-up steps are timed and charged to the probe, not compared. >= 0.
   int warmup_steps = 1;
-  /// Measured steps an arm needs to be chosen; its time is the mean of its
-  /// measured steps (the mean, not the median, so that compiles inside them
-  /// are charged). Round 1 measures one step per arm; only arms within
-  /// `cut_ratio` of the best get the rest. >= 1. The default, 2, did better
+  /// Measured steps an arm needs to be chosen; its cost is their time over
+  /// their work, the entries of A[:, S] summed over those steps (sums, not
+  /// a median, so that compiles inside them are charged). Round 1 measures
+  /// one step per arm; only arms within `cut_ratio` of the best get the rest.
+  /// >= 1. The default, 2, did better
   /// than 3 and 4 over the quick suite's 120 cases: each measured step of a
   /// slower arm is paid on the caller's steps, and on 200-step runs that
   /// outweighed the noisier mean.
   int measure_steps = 2;
   /// An arm is abandoned when it is clearly worse: after round 1 when its
-  /// measured step took more than cut_ratio times the best arm's, and in
-  /// round 2 as soon as its running mean exceeds cut_ratio times the best
-  /// mean of an arm that completed its measured steps. An abandoned arm is
+  /// cost (time per entry) is more than cut_ratio times the lowest, and in
+  /// round 2 as soon as its cost so far exceeds cut_ratio times the lowest
+  /// cost of an arm that completed its measured steps. An abandoned arm is
   /// not chosen. Infinity abandons none (every arm runs all its measured
   /// steps). >= 1, not NaN.
   double cut_ratio = 2.0;
-  /// A re-probe replaces the active arm only if another arm's mean is lower
+  /// A re-probe replaces the active arm only if another arm's cost is lower
   /// by more than this fraction of the active arm's (hysteresis of the
   /// choice). In [0, 1).
   double switch_margin = 0.05;
@@ -125,13 +126,17 @@ struct AdaptiveOptions
   /// Settled steps per step-time sample: after a decision's `warmup_steps`
   /// catch-up steps, every `sample_period`-th settled step is timed like a
   /// probe step (fence the caller's instance, read the clock, apply, fence,
-  /// read the clock) and compared with the active arm's mean in its probe.
-  /// Costs one fence and two clock reads per `sample_period` steps. 0 turns
-  /// the step-time detector off. >= 0.
+  /// read the clock), weighed by its entries of A[:, S], and compared with
+  /// the active arm's cost in its probe. Costs one fence, two clock reads and
+  /// k host reads per `sample_period` steps. 0 turns the step-time detector
+  /// off. >= 0.
   std::int64_t sample_period = 32;
-  /// A step-time sample is shifted when it took more than `time_shift_ratio`
-  /// times the active arm's probe mean; `shift_windows` shifted samples in a
-  /// row start a re-probe. Only a rise counts (a fall makes the active arm
+  /// A step-time sample is shifted when its time per entry is more than
+  /// `time_shift_ratio` times the active arm's reference: its cost in the
+  /// measured probe steps that compiled nothing (then a sample that
+  /// compiled is skipped: compiles are the compile-rate detector's signal),
+  /// or, if all compiled, in all of them. `shift_windows` shifted samples in
+  /// a row start a re-probe. Only a rise counts (a fall makes the active arm
   /// cheaper; a faster arm is left to the periodic re-check). > 1 and
   /// finite.
   double time_shift_ratio = 1.5;
