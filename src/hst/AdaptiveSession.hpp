@@ -620,7 +620,6 @@ private:
     bool const first_of_block = block_warmup_ == 0 && block_measured_ == 0;
     ++report_.probe_steps;
     report_.probe_seconds += seconds;
-    ++probe_steps_;
     probe_seconds_ += seconds;
     probe_entries_ += work;
 
@@ -737,7 +736,6 @@ private:
     block_measured_ = 0;
     moving_ = false;
     catch_up_ = false;
-    probe_steps_ = 0;
     probe_seconds_ = 0;
     probe_entries_ = 0;
     outcome_.fill(Outcome::idle);
@@ -906,7 +904,6 @@ private:
   int block_measured_ = 0;    // measured steps of the current block
   bool moving_ = false;       // the set moved between two steps of a block
   bool catch_up_ = false;     // the current block began on a new set
-  std::int64_t probe_steps_ = 0;
   double probe_seconds_ = 0;
   double probe_entries_ = 0; // work of this probe's steps
   // Per arm (indexed by Arm).
