@@ -154,8 +154,9 @@ hw::WorkloadOptions motion(hw::Motion m, std::uint64_t seed)
 // Small windows and periods, so that the expected steps are easy to follow.
 // Probes: arms exact_set, scheduled, scatter; at most 1 warm-up step per
 // block, 3 measured steps per arm, cut at 2x. Settled: a decision at step D
-// times steps D + 1 + 32 j - 1 = D + 32 j (j >= 1); 2 samples in a row above
-// 1.5x the arm's probe mean start a re-probe.
+// times steps D + 1 + 32 j - 1 = D + 32 j (j >= 1), and the step after a
+// shifted sample; 2 samples in a row above 1.5x the arm's probe mean start a
+// re-probe.
 hst::AdaptiveOptions small_options()
 {
   hst::AdaptiveOptions o;
@@ -877,13 +878,14 @@ TYPED_TEST(Adaptive, step_time_rise_reprobes_within_the_documented_bound)
   auto const options = time_options(); // P = 32, H = 2, ratio 1.5
   Harness<ExecutionSpace> h(s.cols[0], options, time_prices);
   // The scheduled arm's price rises 3x from step 43, right after the sample
-  // at 42: the worst case. Samples at 74 and 106 are shifted (3.0 > 1.5 x
-  // 1.0), so the re-probe starts at 107 = 43 + H P, the documented bound.
-  // There, on the same frozen set, the arms idle since the decision warm up
-  // once: exact set (warm-up + 1.8), scheduled (active: 3.0), scatter
-  // (warm-up + 4.0 > 2 x 1.8, cut), then 2 steps each of exact set and
-  // scheduled: decided at 116 for the exact-set arm, now the cheaper (1.8 <
-  // 0.95 x 3.0). Its samples (148, 180) match its mean.
+  // at 42: the worst case. The sample at 74 is shifted (3.0 > 1.5 x 1.0),
+  // and so is its confirmation at 75, so the re-probe starts at 76 = 43 + P
+  // + H - 1, the documented bound. There, on the same frozen set, the arms
+  // idle since the decision warm up once: exact set (warm-up + 1.8),
+  // scheduled (active: 3.0), scatter (warm-up + 4.0 > 2 x 1.8, cut), then 2
+  // steps each of exact set and scheduled: decided at 85 for the exact-set
+  // arm, now the cheaper (1.8 < 0.95 x 3.0). Its samples (117, 149, 181)
+  // match its mean.
   std::int64_t const shift = 43;
   h.run_repriced(s, {{shift, flat_prices(3.0, 1.8, 4.0)}});
   auto const &r = h.session.report();
@@ -892,9 +894,9 @@ TYPED_TEST(Adaptive, step_time_rise_reprobes_within_the_documented_bound)
   EXPECT_EQ(r.decisions[0].step, 10);
   EXPECT_EQ(r.decisions[0].chosen, Arm::scheduled);
   auto const &d = r.decisions[1];
-  EXPECT_EQ(d.probe_start, shift + options.shift_windows * options.sample_period);
-  EXPECT_EQ(d.probe_start, 107);
-  EXPECT_EQ(d.step, 116);
+  EXPECT_EQ(d.probe_start, shift + options.sample_period + options.shift_windows - 1);
+  EXPECT_EQ(d.probe_start, 76);
+  EXPECT_EQ(d.step, 85);
   EXPECT_LE(d.step, d.probe_start + max_probe_length(options));
   EXPECT_EQ(d.chosen, Arm::exact_set);
   EXPECT_EQ(d.reason, "scheduled step time 9.375 ns/entry vs 3.125 ns/entry at probe (2 "
@@ -903,27 +905,27 @@ TYPED_TEST(Adaptive, step_time_rise_reprobes_within_the_documented_bound)
   EXPECT_NEAR(d.us_per_step[slot(Arm::scheduled)], 3.0, 1e-9);
   EXPECT_NEAR(d.us_per_step[slot(Arm::exact_set)], 1.8, 1e-9);
   EXPECT_EQ(h.session.active(), Arm::exact_set);
-  // Samples at 42, 74, 106, 148, 180: 2 reads each, 2 per probe step.
-  EXPECT_EQ(r.sampled_steps, 5);
-  EXPECT_NEAR(1e6 * r.sampled_seconds, 1.0 + 3.0 + 3.0 + 1.8 + 1.8, 1e-9);
+  // Samples at 42, 74, 75, 117, 149, 181: 2 reads each, 2 per probe step.
+  EXPECT_EQ(r.sampled_steps, 6);
+  EXPECT_NEAR(1e6 * r.sampled_seconds, 1.0 + 3.0 + 3.0 + 3 * 1.8, 1e-9);
   EXPECT_EQ(r.probe_steps, 10 + 9);
   EXPECT_EQ(h.clock.reads, 2 * (r.probe_steps + r.sampled_steps));
   std::ostringstream out;
   out << r;
-  EXPECT_NE(out.str().find("\n  sampled: 5 settled steps, 10.600 us\n"),
+  EXPECT_NE(out.str().find("\n  sampled: 6 settled steps, 12.400 us\n"),
             std::string::npos)
       << out.str();
-  EXPECT_NE(out.str().find("step 116: exact_set (probed from step 107;"),
+  EXPECT_NE(out.str().find("step 85: exact_set (probed from step 76;"),
             std::string::npos);
   EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
 
-  // The best case: the rise begins at a sample (74), noticed at 106 (74 +
-  // (H - 1) P); the same probe, 31 steps earlier.
+  // The best case: the rise begins at a sample (74) and is confirmed at 75;
+  // the same probe, from 76: H steps after the rise instead of P + H - 1.
   Harness<ExecutionSpace> early(s.cols[0], options, time_prices);
   early.run_repriced(s, {{74, flat_prices(3.0, 1.8, 4.0)}});
   auto const &e = early.session.report().decisions;
   ASSERT_EQ(e.size(), 2u);
-  EXPECT_EQ(e[1].probe_start, 107);
+  EXPECT_EQ(e[1].probe_start, 74 + options.shift_windows);
   EXPECT_EQ(e[1].chosen, Arm::exact_set);
 }
 
@@ -933,9 +935,10 @@ TYPED_TEST(Adaptive, one_slow_sample_or_a_faster_step_does_not_reprobe)
   auto const s = one_motion(hw::Motion::frozen, 240);
   Harness<ExecutionSpace> h(s.cols[0], time_options(), time_prices);
   // Samples at 42, 74, ..., 234. The scheduled arm is 3x slower on the
-  // sampled steps 74 and 138 only (the sample between, at 106, is not
-  // shifted, so the count restarts), on steps 80 to 99 (not sampled: not
-  // seen), and from 150 on 0.3x as fast (a fall does not count).
+  // sampled steps 74 and 138 only (each is confirmed on the next step,
+  // which is not shifted, so the count restarts: samples 75 and 139 too),
+  // on steps 80 to 99 (not sampled: not seen), and from 150 on 0.3x as fast
+  // (a fall does not count).
   h.run(s, 0, s.size(), [&](std::size_t i) {
     bool const slow = i == 74 || i == 138 || (i >= 80 && i < 100);
     h.clock.prices = flat_prices(slow ? 3.0 : i >= 150 ? 0.3 : 1.0, 1.8, 4.0);
@@ -945,9 +948,9 @@ TYPED_TEST(Adaptive, one_slow_sample_or_a_faster_step_does_not_reprobe)
   ASSERT_EQ(r.decisions.size(), 1u);
   EXPECT_EQ(h.session.active(), Arm::scheduled);
   EXPECT_FALSE(h.session.probing());
-  EXPECT_EQ(r.sampled_steps, 7);
-  EXPECT_NEAR(1e6 * r.sampled_seconds, 1.0 + 3.0 + 1.0 + 3.0 + 3 * 0.3, 1e-9);
-  EXPECT_EQ(h.clock.reads, 2 * (10 + 7));
+  EXPECT_EQ(r.sampled_steps, 9);
+  EXPECT_NEAR(1e6 * r.sampled_seconds, 1.0 + 3.0 + 1.0 + 1.0 + 3.0 + 1.0 + 3 * 0.3, 1e-9);
+  EXPECT_EQ(h.clock.reads, 2 * (10 + 9));
 }
 
 TYPED_TEST(Adaptive, samples_that_compile_are_not_compared_with_a_compile_free_reference)
@@ -987,7 +990,7 @@ TYPED_TEST(Adaptive, sample_period_zero_turns_the_step_time_detector_off)
   auto options = time_options();
   options.sample_period = 0;
   Harness<ExecutionSpace> h(s.cols[0], options, time_prices);
-  // The rise that re-probes at 107 with samples (see above) goes unseen.
+  // The rise that re-probes at 76 with samples (see above) goes unseen.
   h.run_repriced(s, {{43, flat_prices(3.0, 1.8, 4.0)}});
   auto const &r = h.session.report();
   SCOPED_TRACE(::testing::Message() << r);
@@ -1042,7 +1045,7 @@ TYPED_TEST(Adaptive, periodic_recheck_backs_off_and_resets_on_a_change)
   auto const s = one_motion(hw::Motion::frozen, 600);
   auto options = small_options(); // P = 48 .. 192
   // The re-checks alone: the step-time detector would see the rise at 300
-  // first (samples at 300 and 332 re-probe at 333).
+  // first (samples at 300 and 301 re-probe at 302).
   options.sample_period = 0;
   Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.0, 1.8, 3.0));
   // The initial probe takes 10 steps (each arm a warm-up and a measured

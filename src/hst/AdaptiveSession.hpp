@@ -60,10 +60,16 @@
 //        times slower (measured: the exact-set arm's step 7 us with a set
 //        compile, 3 us without), and compiles are the other detector's
 //        signal; else its cost over all its measured steps, each fenced,
-//        compiles included, as the sample is. shift_windows shifted samples
-//        in a row (a count of its own, reset by any sample that is not
-//        shifted) start a re-probe at the next step. Cost: one fence, two
-//        clock reads and k host reads per sample_period steps. Only a rise
+//        compiles included, as the sample is. A shifted sample is
+//        confirmed at once: the next step is sampled too, and so on, until
+//        shift_windows shifted samples in a row (a count of its own, reset
+//        by any sample that is not shifted) start a re-probe at the next
+//        step, or a sample that is not shifted returns to the grid of
+//        sample_period steps. One slow step (an interrupt, a noisy
+//        neighbour) is so told from a lasting rise within shift_windows
+//        steps instead of shift_windows periods. Cost: one fence, two clock
+//        reads and k host reads per sample_period steps, and per
+//        confirming step. Only a rise
 //        counts: it means the active arm's step now costs more per entry
 //        than when it was chosen, so the ranking may have flipped
 //        (measured: under drift on 1e6-row operators the scatter arm's step
@@ -98,13 +104,15 @@
 // Bound on following a shift that begins at step t while settled, after the
 // decision's catch-up (W = window_steps, H = shift_windows, P =
 // sample_period): if the active arm's step time shows it (every sample from
-// t on is shifted), its re-probe starts by step t + H * P (the step after
-// the H-th sample at or after t) and is decided at most L steps later; if
-// its compile rate shows it (every full window after it is shifted), the
-// re-probe starts within (H + 1) * W + w steps; any other shift is decided
-// by the next periodic re-check, at most recheck_max_period + L steps after
-// the shift. With the defaults (P = 32, W = 16, H = 2, periods 256 ..
-// 4096): 64 + 12 steps, 49 + 12 steps, or 4096 + 12.
+// t on is shifted), its re-probe starts by step t + P + H - 1 (the first
+// sample at or after t is at most P - 1 steps later, the H - 1 confirming
+// samples follow it, the probe begins at the next step) and is decided at
+// most L steps later; if its compile rate shows it (every full window
+// after it is shifted), the re-probe starts within (H + 1) * W + w steps;
+// any other shift is decided by the next periodic re-check, at most
+// recheck_max_period + L steps after the shift. With the defaults (P = 32,
+// W = 16, H = 2, periods 256 .. 4096): 33 + 12 steps, 49 + 12 steps, or
+// 4096 + 12.
 //
 // Input checks are the held arms' own (each apply_cols checks its input
 // before writing anything); a rejected call is rethrown under this class's
@@ -563,7 +571,11 @@ private:
 
   void end_sample(double per_entry, bool compiled)
   {
-    sample_at_ += options_.sample_period;
+    // Samples fall on a grid of sample_period steps; a shifted sample is
+    // confirmed on the next step, not a period later (outside the grid).
+    while (periodic_sample_at_ < report_.steps)
+      periodic_sample_at_ += options_.sample_period;
+    sample_at_ = periodic_sample_at_;
     // A step that compiled is not compared with a reference of steps that
     // did not: compiles are the compile-rate detector's signal.
     if (compiled && reference_quiet_)
@@ -576,6 +588,7 @@ private:
     else
     {
       shifted_sample_cost_ += per_entry;
+      sample_at_ = report_.steps;
       if (++shifted_samples_ >= options_.shift_windows)
         start_probe(Trigger::time_shift);
     }
@@ -881,6 +894,7 @@ private:
     sample_at_ = options_.sample_period > 0
                      ? report_.steps + options_.warmup_steps + options_.sample_period - 1
                      : -1;
+    periodic_sample_at_ = sample_at_;
   }
 
   AdaptiveOptions options_;
@@ -932,9 +946,10 @@ private:
   // steps (reference_quiet_), else over all of them.
   double reference_ = 0;
   bool reference_quiet_ = false;
-  std::int64_t sample_at_ = -1;    // the next sampled step (-1: none)
-  int shifted_samples_ = 0;        // shifted samples in a row
-  double shifted_sample_cost_ = 0; // their seconds per entry, summed
+  std::int64_t sample_at_ = -1;          // the next sampled step (-1: none)
+  std::int64_t periodic_sample_at_ = -1; // the next step of the periodic grid
+  int shifted_samples_ = 0;              // shifted samples in a row
+  double shifted_sample_cost_ = 0;       // their seconds per entry, summed
 };
 
 } // namespace hst

@@ -135,8 +135,10 @@ struct AdaptiveOptions
   /// `time_shift_ratio` times the active arm's reference: its cost in the
   /// measured probe steps that compiled nothing (then a sample that
   /// compiled is skipped: compiles are the compile-rate detector's signal),
-  /// or, if all compiled, in all of them. `shift_windows` shifted samples in
-  /// a row start a re-probe. Only a rise counts (a fall makes the active arm
+  /// or, if all compiled, in all of them. A shifted sample is confirmed on
+  /// the next steps (each sampled too): `shift_windows` shifted samples in a
+  /// row start a re-probe, one that is not shifted returns to the grid of
+  /// `sample_period` steps. Only a rise counts (a fall makes the active arm
   /// cheaper; a faster arm is left to the periodic re-check). > 1 and
   /// finite.
   double time_shift_ratio = 1.5;
