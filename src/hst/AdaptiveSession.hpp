@@ -64,14 +64,12 @@
 //        confirmed at once: the next step is sampled too, and so on, until
 //        shift_windows shifted samples in a row (a count of its own, reset
 //        by any sample that is not shifted) start a re-probe at the next
-//        step, or a sample that is not shifted returns to the grid of
-//        sample_period steps. One slow step (an interrupt, a noisy
-//        neighbour) is so told from a lasting rise within shift_windows
-//        steps instead of shift_windows periods. Cost: one fence, two clock
-//        reads and k host reads per sample_period steps, and per
-//        confirming step. Only a rise
-//        counts: it means the active arm's step now costs more per entry
-//        than when it was chosen, so the ranking may have flipped
+//        step, or one that is not shifted returns the samples to their grid.
+//        A lasting rise is so told from one slow step (an interrupt, a noisy
+//        neighbour) within shift_windows steps, not shift_windows periods.
+//        Cost: one fence, two clock reads and k host reads per sampled step.
+//        Only a rise counts: it means the active arm's step now costs more
+//        per entry than when it was chosen, so the ranking may have flipped
 //        (measured: under drift on 1e6-row operators the scatter arm's step
 //        grows 3-6x over 200 steps as the set spreads); a fall makes the
 //        active arm cheaper and says nothing about the others, so a faster
