@@ -272,6 +272,36 @@ TYPED_TEST(Arms, schedule_grows_and_retires_tiles)
 // shrinking to empty and growing back, jumps and repeats, on short row blocks
 // (many work items) with tiles retired while the lists are patched, and a
 // strict session (fixed schedule) beside it.
+// The expected set is planned when the arm is made, so a first step on it
+// does not re-plan; a list with a repeated id only compiles its tiles, and
+// the first step plans. Either way the step is right.
+TYPED_TEST(Arms, expected_set_is_planned_unless_it_repeats_an_id)
+{
+  using ExecutionSpace = TypeParam;
+  using memory_space = typename ExecutionSpace::memory_space;
+  auto const t = hst::workload::grid_2d<Scalar, Ordinal>(40, 30);
+  auto const A = to_matrix<ExecutionSpace>(t);
+  hst::Operator op(A);
+  std::vector<Ordinal> const set{700, 3, 250, 251, 42};
+  std::vector<Ordinal> const repeats{700, 3, 250, 3, 251, 42};
+  std::vector<Scalar> dx(set.size() * 8, 1.5);
+  std::vector<Scalar> expected_y(std::size_t(t.n_rows) * 8, 0.0);
+  reference_apply(t, set, dx, 8, expected_y);
+  auto const dx_view =
+      to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, set.size(), 8);
+  for (bool repeat : {false, true})
+  {
+    SCOPED_TRACE(repeat ? "expected set with a repeated id" : "distinct expected set");
+    auto session = op.session(to_view<memory_space>(repeat ? repeats : set), 8);
+    auto const tiles = session.stats().column_tiles;
+    Kokkos::View<Scalar **, Kokkos::LayoutRight, memory_space> y("y", t.n_rows, 8);
+    session.apply_cols(to_view<memory_space>(set), dx_view, y);
+    EXPECT_EQ(session.stats().replans, repeat ? 1 : 0);
+    EXPECT_EQ(session.stats().column_tiles, tiles); // no tile compiled by the step
+    EXPECT_LE(relative_error(to_host_rows(y), expected_y), 1e-14);
+  }
+}
+
 TYPED_TEST(Arms, patched_schedule_matches_host_loop_through_irregular_changes)
 {
   using ExecutionSpace = TypeParam;

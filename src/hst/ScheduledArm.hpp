@@ -98,11 +98,14 @@ public:
     dirty_blocks_.reserve(std::size_t(this->op_->n_row_blocks));
     // Plan for the expected set now, so that a first step on exactly that set
     // runs the kernel alone (its plan is preparation, like the tile compiles
-    // above). A list with repeated ids is only used for its tiles.
-    std::vector<char> seen(std::size_t(n_cols), 0);
+    // above). A list with repeated ids is only used for its tiles. Repeats
+    // are found with column_position_ (all -1 until the plan), reset after.
     bool distinct = true;
+    for (std::size_t i = 0; i < expected_cols.size() && distinct; ++i)
+      distinct = std::exchange(column_position_[std::size_t(expected_cols[i])],
+                               std::int32_t(i)) < 0;
     for (Ordinal c : expected_cols)
-      distinct = distinct && !std::exchange(seen[std::size_t(c)], char(1));
+      column_position_[std::size_t(c)] = -1;
     if (distinct && !expected_cols.empty())
     {
       replan(space, expected_cols.data(), expected_cols.size());
