@@ -266,12 +266,6 @@ TYPED_TEST(Arms, schedule_grows_and_retires_tiles)
   EXPECT_EQ(stats.column_tiles, stats.tiles_compiled - stats.tiles_retired);
 }
 
-// The scheduled arm patches its per-row-block piece lists from step to step.
-// A long irregular run against the host loop: small replacements, recent
-// leavers re-entering, members moving to other positions of `cols`, the set
-// shrinking to empty and growing back, jumps and repeats, on short row blocks
-// (many work items) with tiles retired while the lists are patched, and a
-// strict session (fixed schedule) beside it.
 // The expected set is planned when the arm is made, so a first step on it
 // does not re-plan; a list with a repeated id only compiles its tiles, and
 // the first step plans. Either way the step is right.
@@ -302,6 +296,12 @@ TYPED_TEST(Arms, expected_set_is_planned_unless_it_repeats_an_id)
   }
 }
 
+// The scheduled arm patches its per-row-block piece lists from step to step.
+// A long irregular run against the host loop: small replacements, recent
+// leavers re-entering, members moving to other positions of `cols`, the set
+// shrinking to empty and growing back, jumps and repeats, on short row blocks
+// (many work items) with tiles retired while the lists are patched, and a
+// strict session (fixed schedule) beside it.
 TYPED_TEST(Arms, patched_schedule_matches_host_loop_through_irregular_changes)
 {
   using ExecutionSpace = TypeParam;
