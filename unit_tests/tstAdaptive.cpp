@@ -550,9 +550,11 @@ TYPED_TEST(Adaptive, arms_timed_on_sets_of_different_work_are_compared_per_entry
   Set light, heavy;
   for (Ordinal c = 0; c < Ordinal(column_entries().size()); ++c)
   {
-    Set &to = column_entries()[std::size_t(c)] == 4 ? light : heavy;
-    if (to.size() < std::size_t(k) && column_entries()[std::size_t(c)] >= 4)
-      to.push_back(c);
+    auto const n = column_entries()[std::size_t(c)];
+    if (n == 4 && light.size() < std::size_t(k))
+      light.push_back(c);
+    else if (n == 5 && heavy.size() < std::size_t(k))
+      heavy.push_back(c);
   }
   ASSERT_EQ(entries(light), 256);
   ASSERT_EQ(entries(heavy), 320);

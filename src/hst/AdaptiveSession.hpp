@@ -472,22 +472,25 @@ private:
   // A timed step (probe steps and sampled settled steps only): fence the
   // caller's instance (its earlier work is not this step's), read the clock,
   // apply, fence (the step's kernels end before the clock is read), read it.
-  // Also weighs the step by its work (after the clock is read).
+  // Also weighs the step by its work and counts its compile events (after
+  // the clock is read).
   struct Timed
   {
     double seconds = 0;
-    double entries = 1; // the step's work: see entries()
+    double entries = 1;        // the step's work: see entries()
+    std::int64_t compiles = 0; // compile events of the step: see events()
   };
   template <class ExecutionSpace, class Cols, class Dx, class Y>
   Timed timed_dispatch(Arm arm, ExecutionSpace const &space, Cols const &cols,
                        Dx const &dx, Y const &y)
   {
+    std::int64_t const events_before = events(arm);
     space.fence();
     double const start = options_.clock();
     Ordinal const *ids = dispatch(arm, space, cols, dx, y);
     space.fence();
     double const seconds = options_.clock() - start;
-    return {seconds, entries(ids, cols.extent(0))};
+    return {seconds, entries(ids, cols.extent(0)), events(arm) - events_before};
   }
 
   // A step's work: the stored entries of A[:, S] (at least 1, so that an
@@ -541,18 +544,15 @@ private:
                     Y const &y)
   {
     bool const sampled = report_.steps == sample_at_;
-    double seconds = 0;
     double per_entry = 0;
     bool compiled = false;
     if (sampled)
     {
-      std::int64_t const before = events(report_.active);
       Timed const t = timed_dispatch(report_.active, space, cols, dx, y);
-      compiled = events(report_.active) > before;
-      seconds = t.seconds;
       per_entry = t.seconds / t.entries;
+      compiled = t.compiles > 0;
       ++report_.sampled_steps;
-      report_.sampled_seconds += seconds;
+      report_.sampled_seconds += t.seconds;
     }
     else
       dispatch(report_.active, space, cols, dx, y);
@@ -624,10 +624,8 @@ private:
   {
     Arm const arm = probed();
     std::size_t const a = std::size_t(arm);
-    std::int64_t const events_before = events(arm);
     std::int64_t const changes_before = set_changes(arm);
-    auto const [seconds, work] = timed_dispatch(arm, space, cols, dx, y);
-    std::int64_t const compiled = events(arm) - events_before;
+    auto const [seconds, work, compiled] = timed_dispatch(arm, space, cols, dx, y);
     bool const first_of_block = block_warmup_ == 0 && block_measured_ == 0;
     ++report_.probe_steps;
     report_.probe_seconds += seconds;
