@@ -128,8 +128,9 @@ struct AdaptiveOptions
   /// probe step (fence the caller's instance, read the clock, apply, fence,
   /// read the clock), weighed by its entries of A[:, S], and compared with
   /// the active arm's cost in its probe. Costs one fence, two clock reads and
-  /// k host reads per `sample_period` steps. 0 turns the step-time detector
-  /// off. >= 0.
+  /// k host reads per sampled step: one per `sample_period` steps, plus the
+  /// steps that confirm a shifted sample (see `time_shift_ratio`). 0 turns
+  /// the step-time detector off. >= 0.
   std::int64_t sample_period = 32;
   /// A step-time sample is shifted when its time per entry is more than
   /// `time_shift_ratio` times the active arm's reference: its cost in the
