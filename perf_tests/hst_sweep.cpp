@@ -57,8 +57,8 @@ struct Arguments
   // up to min_time seconds, in whole cycles of the balanced order, but no
   // more than max_repeats (or repeats, if larger).
   int repeats = -1;
-  double min_time = 0.02;
-  int max_repeats = 64;
+  double min_time = 0.2;
+  int max_repeats = 128;
   bool noise_floor = false;
   int width = 8;
   Layout layout = Layout::left;
@@ -70,7 +70,7 @@ constexpr char const *usage =
     "                 [--steps 200] [--repeats R] [--min-time S] [--max-repeats N]\n"
     "                 [--B 8] [--layout left|right] [--noise-floor] [--no-growth]\n"
     "                 [--list]\n"
-    "  --quick       the quick suite (under 2 minutes on 2 cores), at least 3 passes\n"
+    "  --quick       the quick suite (about 3 minutes on 2 cores), at least 3 passes\n"
     "  --out DIR     where sweep.csv, sweep.json, preparation.csv, growth.csv and\n"
     "                sweep-summary.txt go (default hst-results)\n"
     "  --operators   suite operators by name (see --list) instead of the suite\n"
@@ -79,8 +79,8 @@ constexpr char const *usage =
     "                the arms are interleaved in balanced orders (Williams design),\n"
     "                in whole cycles of it (4 rounds; 8 with --noise-floor)\n"
     "  --min-time S  more passes, until the fastest arm's timed steps add up to S\n"
-    "                seconds (default 0.02) ...\n"
-    "  --max-repeats N  ... but at most N passes (default 64)\n"
+    "                seconds (default 0.2) ...\n"
+    "  --max-repeats N  ... but at most N passes (default 128)\n"
     "  --layout L    Kokkos layout of x, y and each step's k x B dx: left\n"
     "                (LayoutLeft, default) or right (LayoutRight)\n"
     "  --noise-floor also time a second copy of each arm and of the adaptive\n"
