@@ -10,3 +10,8 @@
 #include <hst/Options.hpp>
 #include <hst/ScatterArm.hpp>
 #include <hst/ScheduledArm.hpp>
+
+#ifdef HST_ENABLE_MPI
+#include <hst/distributed/BlockPartition.hpp>
+#include <hst/distributed/DistributedOperator.hpp>
+#endif

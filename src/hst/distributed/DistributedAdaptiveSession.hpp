@@ -1,0 +1,207 @@
+#pragma once
+// Distributed adaptive session: the three distributed arms, run in lockstep
+// on every rank, one arm per step, the same arm on every rank.
+//
+// A probe runs each allowed arm (DistributedAdaptiveOptions::arms, in order)
+// for warmup_steps + measure_steps consecutive steps, each timed on every
+// rank: fence the caller's instance, read the clock, apply (the exchange
+// included), fence, read the clock. At the probe's last step the ranks
+// combine their mean measured step time per arm and their probe time with one
+// MPI_Allreduce (MAX: a step is as slow as its slowest rank), and every rank
+// takes the arm with the lowest combined cost (a re-probe keeps the active
+// arm unless another is cheaper by more than switch_margin). Settled steps
+// run the chosen arm with nothing added but a switch, except sampled steps
+// (every sample_period-th), which are timed and combined with one
+// MPI_Allreduce of a double; shift_samples combined samples in a row above
+// time_shift_ratio times the decision's cost start a re-probe, and a periodic
+// re-check (backed off while it keeps the arm) starts one too. Which steps are
+// probed, sampled or decided depends only on the step count and on combined
+// numbers, so every rank runs the same arm, calls the same collectives and
+// writes the same report. The decisions are made by detail::LockstepPolicy.
+//
+// Differences from the single-rank AdaptiveSession, on purpose: costs are
+// per step (the slowest rank's), not per entry, since the entries of a step
+// differ by rank and the slowest rank sets the pace; there is no cut after
+// round 1 and no compile-rate detector, whose per-rank signals would need a
+// collective every window.
+
+#include <hst/ExactSetArm.hpp>
+#include <hst/ScatterArm.hpp>
+#include <hst/ScheduledArm.hpp>
+#include <hst/distributed/DistributedArm.hpp>
+#include <hst/distributed/detail/LockstepPolicy.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <mpi.h>
+
+#include <cmath>
+#include <iomanip>
+#include <memory>
+#include <ostream>
+#include <sstream>
+
+namespace hst
+{
+
+inline std::ostream &operator<<(std::ostream &out, DistributedAdaptiveReport const &r)
+{
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(3);
+  s << "hst::DistributedAdaptiveSession: " << (r.probing ? "probing, " : "") << "active "
+    << to_string(r.active) << " after " << r.steps << " steps (";
+  for (std::size_t a = 0; a < distributed_arm_count; ++a)
+    s << (a ? ", " : "") << to_string(Arm(a)) << ' ' << r.arm_steps[a];
+  s << ")\n  probing: " << r.probe_steps << " steps, " << 1e6 * r.probe_seconds
+    << " us (slowest rank)\n";
+  if (r.sampled_steps > 0)
+    s << "  sampled: " << r.sampled_steps << " settled steps\n";
+  for (auto const &d : r.decisions)
+  {
+    s << "  step " << d.step << ": " << to_string(d.chosen) << " (probed from step "
+      << d.probe_start << ";";
+    for (std::size_t a = 0; a < distributed_arm_count; ++a)
+    {
+      s << ' ' << to_string(Arm(a)) << ' ';
+      if (std::isnan(d.us_per_step[a]))
+        s << '-';
+      else
+        s << d.us_per_step[a] << " us/step";
+    }
+    s << ") " << d.reason << '\n';
+  }
+  return out << s.str();
+}
+
+/// Chooses among the three distributed arms on the caller's steps, every
+/// rank the same arm at the same step (see the top of this file). Made by
+/// DistributedOperator::adaptive.
+template <class Scalar, class Ordinal, class MemorySpace>
+class DistributedAdaptiveSession
+{
+public:
+  using memory_space = MemorySpace;
+  using value_type = Scalar;
+  using ordinal_type = Ordinal;
+  using data_type = detail::DistributedData<Scalar, Ordinal, MemorySpace>;
+
+  DistributedAdaptiveSession(
+      std::shared_ptr<data_type const> data,
+      DistributedArm<ScheduledArm<Scalar, Ordinal, MemorySpace>> scheduled,
+      DistributedArm<ExactSetArm<Scalar, Ordinal, MemorySpace>> exact_set,
+      DistributedArm<ScatterArm<Scalar, Ordinal, MemorySpace>> scatter,
+      DistributedAdaptiveOptions const &options)
+      : data_(std::move(data))
+      , scheduled_(std::move(scheduled))
+      , exact_set_(std::move(exact_set))
+      , scatter_(std::move(scatter))
+      , clock_(options.clock)
+      , policy_(options)
+  {
+    // Options that change the collectives a step calls must match.
+    auto const mine = detail::collective_shape(options);
+    auto root = mine;
+    int count = int(root.size());
+    MPI_Bcast(&count, 1, MPI_INT, 0, data_->comm.get());
+    root.resize(std::size_t(count));
+    MPI_Bcast(root.data(), count, MPI_DOUBLE, 0, data_->comm.get());
+    detail::agree_on(data_->comm, "hst::DistributedOperator::adaptive", [&] {
+      if (root != mine)
+        detail::throw_invalid("argument 'options' differs from rank 0's (arms, step "
+                              "counts, periods and ratios must match)");
+    });
+  }
+
+  int width() const { return scatter_.width(); }
+
+  /// Collective: y_local += A[rows of this rank, cols] * dx, by the arm the
+  /// ranks agreed on for this step; as DistributedArm::apply_cols.
+  template <class ExecutionSpace, class Cols, class Dx, class Y>
+  void apply_cols(ExecutionSpace const &space, Cols const &cols, Dx const &dx, Y const &y)
+  {
+    auto const step = policy_.plan();
+    double seconds = 0;
+    if (step.timed)
+    {
+      space.fence(); // timing: earlier work is not this step's
+      double const start = clock_();
+      run(step.arm, space, cols, dx, y);
+      space.fence(); // timing: the step's kernels are done
+      seconds = clock_() - start;
+    }
+    else
+      run(step.arm, space, cols, dx, y);
+    switch (policy_.finish(seconds))
+    {
+    case detail::LockstepPolicy::Need::nothing:
+      break;
+    case detail::LockstepPolicy::Need::decide:
+    {
+      // Collective: every rank reaches the probe's last step together.
+      auto costs = policy_.probe_costs();
+      MPI_Allreduce(MPI_IN_PLACE, costs.data(), int(costs.size()), MPI_DOUBLE, MPI_MAX,
+                    data_->comm.get());
+      policy_.decide(costs);
+      break;
+    }
+    case detail::LockstepPolicy::Need::sample:
+      // Collective: sampled steps fall at the same step on every rank.
+      MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, data_->comm.get());
+      policy_.sample(seconds);
+      break;
+    }
+  }
+
+  template <class Cols, class Dx, class Y>
+  void apply_cols(Cols const &cols, Dx const &dx, Y const &y)
+  {
+    apply_cols(typename MemorySpace::execution_space{}, cols, dx, y);
+  }
+
+  /// The same on every rank.
+  DistributedAdaptiveReport const &report() const { return policy_.report(); }
+  /// Starts a probe at the next step. Collective in effect: call it on every
+  /// rank before the same step.
+  void reprobe() { policy_.reprobe(); }
+
+  DistributedArm<ScheduledArm<Scalar, Ordinal, MemorySpace>> const &scheduled() const
+  {
+    return scheduled_;
+  }
+  DistributedArm<ExactSetArm<Scalar, Ordinal, MemorySpace>> const &exact_set() const
+  {
+    return exact_set_;
+  }
+  DistributedArm<ScatterArm<Scalar, Ordinal, MemorySpace>> const &scatter() const
+  {
+    return scatter_;
+  }
+
+private:
+  template <class ExecutionSpace, class Cols, class Dx, class Y>
+  void run(Arm arm, ExecutionSpace const &space, Cols const &cols, Dx const &dx,
+           Y const &y)
+  {
+    switch (arm)
+    {
+    case Arm::scheduled:
+      scheduled_.apply_cols(space, cols, dx, y);
+      return;
+    case Arm::exact_set:
+      exact_set_.apply_cols(space, cols, dx, y);
+      return;
+    case Arm::scatter:
+      scatter_.apply_cols(space, cols, dx, y);
+      return;
+    }
+  }
+
+  std::shared_ptr<data_type const> data_;
+  DistributedArm<ScheduledArm<Scalar, Ordinal, MemorySpace>> scheduled_;
+  DistributedArm<ExactSetArm<Scalar, Ordinal, MemorySpace>> exact_set_;
+  DistributedArm<ScatterArm<Scalar, Ordinal, MemorySpace>> scatter_;
+  std::function<double()> clock_;
+  detail::LockstepPolicy policy_;
+};
+
+} // namespace hst
