@@ -8,7 +8,7 @@ scripts/install_deps.sh
 build=build-main
 results=hst-results
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release \
-  -DHST_ENABLE_EXAMPLES=ON -DHST_ENABLE_BENCHMARKS=ON
+  -DHST_ENABLE_EXAMPLES=ON -DHST_ENABLE_BENCHMARKS=ON -DHST_ENABLE_MPI=ON
 cmake --build "$build" -j2
 
 mkdir -p "$results"
@@ -32,6 +32,16 @@ mkdir -p "$results"
 
 # The quick sweep: every arm x operator x motion x churn, plus cost growth.
 "$build/perf_tests/hst-sweep" --quick --out "$results" | tee "$results/sweep.txt"
+
+# The distributed arms on 1e6-row operators, on 1 rank and then on 2 (each
+# 2-rank row also printed as a speed-up over the 1-rank run).
+mpirun=(mpiexec --oversubscribe)
+[[ $(id -u) -eq 0 ]] && mpirun+=(--allow-run-as-root)
+"${mpirun[@]}" -n 1 "$build/perf_tests/bench_distributed" \
+  --out="$results/distributed-1.tsv" | tee "$results/distributed-1.txt"
+"${mpirun[@]}" -n 2 "$build/perf_tests/bench_distributed" \
+  --out="$results/distributed-2.tsv" --baseline="$results/distributed-1.tsv" \
+  | tee "$results/distributed-2.txt"
 
 # Debian's interpreter: its python3-matplotlib is not visible to a pyenv/venv python3.
 /usr/bin/python3 scripts/plot_results.py "$results"

@@ -452,6 +452,33 @@ TYPED_TEST(Distributed, bad_input_on_one_rank_throws_on_every_rank)
                    {"'B'", "across the ranks"});
   expect_invalid([&] { (void)op.scatter(rank == bad ? 0 : 2); },
                  {rank_text, "'B' must be positive"});
+  // Session options every rank must agree on: a bad one on one rank makes
+  // every rank throw; a strict schedule is refused (the ghost arm's set is
+  // other ranks' changes).
+  hst::SessionOptions retire;
+  retire.retire_after = rank == bad ? 0 : 64;
+  expect_invalid([&] { (void)op.session(to_view<memory_space>(good), 2, retire); },
+                 {rank_text, "'options.retire_after'"});
+  hst::SessionOptions strict;
+  strict.strict = true;
+  expect_invalid([&] { (void)op.session(to_view<memory_space>(good), 2, strict); },
+                 {"on rank 0", "'options.strict'"});
+  // More columns than the rank owns (one repeats).
+  with_arm<ExecutionSpace>(op, Kind::scatter, good, width, [&](auto &arm) {
+    Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y("y", n_local, width);
+    auto many = range_of(p, rank);
+    if (rank == bad)
+      many.push_back(many.empty() ? 0 : many.front());
+    std::vector<Scalar> many_dx(many.size() * width, 1.0);
+    expect_invalid(
+        [&] {
+          arm.apply_cols(to_view<memory_space>(many),
+                         to_matrix_view<Kokkos::LayoutLeft, memory_space>(
+                             many_dx, many.size(), width),
+                         y);
+        },
+        {rank_text, "'cols'", "owns only"});
+  });
   // Expected columns outside the rank's range.
   std::vector<Ordinal> outside = {Ordinal(rank == bad ? A.n_cols : p.begin(rank))};
   if (p.local_size(rank) == 0 && rank != bad)

@@ -4,20 +4,20 @@
 //
 // A probe runs each allowed arm (DistributedAdaptiveOptions::arms, in order)
 // for warmup_steps + measure_steps consecutive steps, each timed on every
-// rank: fence the caller's instance, read the clock, apply (the exchange
-// included), fence, read the clock. At the probe's last step the ranks
-// combine their mean measured step time per arm and their probe time with one
-// MPI_Allreduce (MAX: a step is as slow as its slowest rank), and every rank
-// takes the arm with the lowest combined cost (a re-probe keeps the active
-// arm unless another is cheaper by more than switch_margin). Settled steps
-// run the chosen arm with nothing added but a switch, except sampled steps
-// (every sample_period-th), which are timed and combined with one
-// MPI_Allreduce of a double; shift_samples combined samples in a row above
-// time_shift_ratio times the decision's cost start a re-probe, and a periodic
-// re-check (backed off while it keeps the arm) starts one too. Which steps are
-// probed, sampled or decided depends only on the step count and on combined
-// numbers, so every rank runs the same arm, calls the same collectives and
-// writes the same report. The decisions are made by detail::LockstepPolicy.
+// rank (fence the caller's instance, read the clock, apply with the exchange,
+// fence, read the clock) and combined at once with one MPI_Allreduce (MAX: a
+// step is as slow as its slowest rank). After the probe's last step every
+// rank takes the arm with the lowest mean combined time over its measured
+// steps (a re-probe keeps the active arm unless another is cheaper by more
+// than switch_margin). Settled steps run the chosen arm with nothing added
+// but a switch, except sampled steps (every sample_period-th), which are
+// timed and combined the same way; shift_samples combined samples in a row
+// above time_shift_ratio times the decision's cost start a re-probe, and a
+// periodic re-check (backed off while it keeps the arm) starts one too.
+// Which steps are probed, sampled or decided depends only on the step count
+// and on combined times, so every rank runs the same arm, calls the same
+// collectives and writes the same report. The decisions are made by
+// detail::LockstepPolicy.
 //
 // Differences from the single-rank AdaptiveSession, on purpose: costs are
 // per step (the slowest rank's), not per entry, since the entries of a step
@@ -37,6 +37,7 @@
 
 #include <cmath>
 #include <iomanip>
+#include <limits>
 #include <memory>
 #include <ostream>
 #include <sstream>
@@ -128,28 +129,15 @@ public:
       run(step.arm, space, cols, dx, y);
       space.fence(); // timing: the step's kernels are done
       seconds = clock_() - start;
+      // NaN would combine differently on different ranks.
+      if (std::isnan(seconds))
+        seconds = std::numeric_limits<double>::infinity();
+      // Collective: timed steps fall on the same steps on every rank.
+      MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, data_->comm.get());
     }
     else
       run(step.arm, space, cols, dx, y);
-    switch (policy_.finish(seconds))
-    {
-    case detail::LockstepPolicy::Need::nothing:
-      break;
-    case detail::LockstepPolicy::Need::decide:
-    {
-      // Collective: every rank reaches the probe's last step together.
-      auto costs = policy_.probe_costs();
-      MPI_Allreduce(MPI_IN_PLACE, costs.data(), int(costs.size()), MPI_DOUBLE, MPI_MAX,
-                    data_->comm.get());
-      policy_.decide(costs);
-      break;
-    }
-    case detail::LockstepPolicy::Need::sample:
-      // Collective: sampled steps fall at the same step on every rank.
-      MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, data_->comm.get());
-      policy_.sample(seconds);
-      break;
-    }
+    policy_.finish(seconds);
   }
 
   template <class Cols, class Dx, class Y>

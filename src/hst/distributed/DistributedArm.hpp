@@ -58,6 +58,7 @@ public:
       , width_(width)
       , where_("hst::Distributed" + std::string(LocalArm::name + 5))
       , record_(sizeof(std::int32_t) + std::size_t(width) * sizeof(value_type))
+      , record_type_(make_record_type(record_))
       , owned_arm_(std::move(owned))
       , ghost_arm_(std::move(ghost))
       , stamp_(std::size_t(data_->n_owned), 0)
@@ -90,7 +91,9 @@ public:
   /// column ids in this rank's column range (any order, possibly none), `dx`
   /// is k_local x B, `y_local` is num_local_rows() x B. Bad input on any
   /// rank makes every rank throw std::invalid_argument naming that rank, the
-  /// argument and the value, before any rank writes y.
+  /// argument and the value, before any rank writes y. The step fences
+  /// `space` first (it rewrites buffers the previous step's kernels read): a
+  /// caller that changes instances between steps fences the old one itself.
   template <class ExecutionSpace, class Cols, class Dx, class Y>
   void apply_cols(ExecutionSpace const &space, Cols const &cols, Dx const &dx, Y const &y)
   {
@@ -103,16 +106,29 @@ public:
     detail::agree_on_error(data_->comm, where_.c_str(), check(space, cols, dx, y));
     auto const x = host_rows(space, dx);
     post_exchange(x, k);
-    owned_ids_.upload(space, k);
-    owned_arm_.apply_cols(
-        space, Kokkos::subview(owned_ids_.device(), std::make_pair(std::size_t(0), k)),
-        dx, y);
-    std::size_t const received = finish_receives(space);
-    ghost_arm_.apply_cols(
-        space,
-        Kokkos::subview(ghost_ids_.device(), std::make_pair(std::size_t(0), received)),
-        Kokkos::subview(ghost_dx_, std::make_pair(std::size_t(0), received), Kokkos::ALL),
-        y);
+    try
+    {
+      owned_ids_.upload(space, k);
+      owned_arm_.apply_cols(
+          space, Kokkos::subview(owned_ids_.device(), std::make_pair(std::size_t(0), k)),
+          dx, y);
+      std::size_t const received = finish_receives(space);
+      ghost_arm_.apply_cols(
+          space,
+          Kokkos::subview(ghost_ids_.device(), std::make_pair(std::size_t(0), received)),
+          Kokkos::subview(ghost_dx_, std::make_pair(std::size_t(0), received),
+                          Kokkos::ALL),
+          y);
+    }
+    catch (...)
+    {
+      // A local arm failed (an allocation, an internal limit), on this rank
+      // only: the messages still complete before their buffers can change,
+      // then the error goes to this rank's caller. The ranks' steps no longer
+      // match; a caller that goes on must treat the operator as broken.
+      MPI_Waitall(int(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+      throw;
+    }
     // The send buffers are rewritten next step.
     MPI_Waitall(int(data_->plan.send_ranks.size()),
                 requests_.data() + data_->plan.recv_ranks.size(), MPI_STATUSES_IGNORE);
@@ -131,15 +147,28 @@ private:
   using Scalar = value_type;
   using Ordinal = ordinal_type;
 
-  // This rank's checks, as an error message (empty: none). Writes the local
-  // ids of valid columns into owned_ids_'s host list.
-  template <class ExecutionSpace, class Cols, class Dx, class Y>
-  std::string check(ExecutionSpace const &space, Cols const &cols, Dx const &dx,
-                    Y const &y)
+  static std::shared_ptr<MPI_Datatype> make_record_type(std::size_t bytes)
   {
-    std::size_t const k = cols.extent(0);
-    try
-    {
+    auto *type = new MPI_Datatype(MPI_DATATYPE_NULL);
+    MPI_Type_contiguous(int(bytes), MPI_BYTE, type);
+    MPI_Type_commit(type);
+    return std::shared_ptr<MPI_Datatype>(type, [](MPI_Datatype *t) {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (!finalized)
+        MPI_Type_free(t);
+      delete t;
+    });
+  }
+
+  // This rank's checks (empty: none). Writes the local ids of valid columns
+  // into owned_ids_'s host list.
+  template <class ExecutionSpace, class Cols, class Dx, class Y>
+  detail::LocalError check(ExecutionSpace const &space, Cols const &cols, Dx const &dx,
+                           Y const &y)
+  {
+    return detail::LocalError::from([&] {
+      std::size_t const k = cols.extent(0);
       if (dx.extent(0) != k)
         detail::throw_invalid("argument 'dx' has ", dx.extent(0),
                               " rows but 'cols' holds ", k, " columns");
@@ -152,6 +181,12 @@ private:
       if (y.extent(1) != std::size_t(width_))
         detail::throw_invalid("argument 'y' has ", y.extent(1),
                               " columns but the arm was made for B = ", width_);
+      auto const n_owned = std::int64_t(data_->n_owned);
+      if (std::int64_t(k) > n_owned)
+        detail::throw_invalid("argument 'cols' holds ", k,
+                              " columns but this rank owns only ", n_owned,
+                              " (ids must be distinct)");
+      reserve_dx_staging<Dx>(k); // may allocate: before the agreement
       Ordinal const *ids = host_ids(space, cols);
       if (++epoch_ == 0)
       {
@@ -159,7 +194,6 @@ private:
         epoch_ = 1;
       }
       auto const begin = data_->col_begin;
-      auto const n_owned = std::int64_t(data_->n_owned);
       Ordinal *const local = owned_ids_.host();
       for (std::size_t i = 0; i < k; ++i)
       {
@@ -174,12 +208,7 @@ private:
         stamp_[std::size_t(c)] = epoch_;
         local[i] = Ordinal(c);
       }
-    }
-    catch (std::invalid_argument const &e)
-    {
-      return e.what();
-    }
-    return {};
+    });
   }
 
   // The caller's column ids, readable on the host.
@@ -193,12 +222,12 @@ private:
     }
     else
     {
-      std::size_t const k = cols.extent(0);
-      if (id_staging_.extent(0) < k)
+      std::size_t const k = cols.extent(0); // <= n_owned, checked
+      if (id_staging_.extent(0) < k)        // sized once, on the first such step
         id_staging_ = Kokkos::View<Ordinal *, Kokkos::HostSpace>(
             Kokkos::view_alloc(Kokkos::WithoutInitializing,
                                "hst::DistributedArm::id_staging"),
-            std::max(k, 2 * id_staging_.extent(0)));
+            std::size_t(data_->n_owned));
       Kokkos::deep_copy(
           space, Kokkos::subview(id_staging_, std::make_pair(std::size_t(0), k)), cols);
       space.fence(); // the host reads the column ids next
@@ -206,8 +235,28 @@ private:
     }
   }
 
+  // Room to stage k rows of dx where the host cannot read them: n_owned
+  // rows (k <= n_owned), allocated on the first such step.
+  template <class Dx>
+  void reserve_dx_staging(std::size_t k)
+  {
+    if constexpr (!kokkos_ext::is_host_accessible<typename Dx::memory_space>)
+    {
+      if (dx_staging_.extent(0) < k)
+      {
+        dx_staging_ =
+            decltype(dx_staging_)(Kokkos::view_alloc(Kokkos::WithoutInitializing,
+                                                     "hst::DistributedArm::dx_staging"),
+                                  std::size_t(data_->n_owned), std::size_t(width_));
+        dx_staging_host_ = Kokkos::create_mirror_view(dx_staging_);
+      }
+    }
+    else
+      (void)k;
+  }
+
   // The caller's dx, readable on the host: dx itself where the host can
-  // reach it, else a staged copy (grown geometrically, then reused).
+  // reach it, else a staged copy.
   template <class ExecutionSpace, class Dx>
   auto host_rows(ExecutionSpace const &space, Dx const &dx)
   {
@@ -218,15 +267,7 @@ private:
     }
     else
     {
-      std::size_t const k = dx.extent(0);
-      if (dx_staging_.extent(0) < k)
-      {
-        dx_staging_ = decltype(dx_staging_)(
-            Kokkos::view_alloc(Kokkos::WithoutInitializing,
-                               "hst::DistributedArm::dx_staging"),
-            std::max(k, 2 * dx_staging_.extent(0)), std::size_t(width_));
-        dx_staging_host_ = Kokkos::create_mirror_view(dx_staging_);
-      }
+      std::size_t const k = dx.extent(0); // staging reserved by check()
       auto const rows = std::make_pair(std::size_t(0), k);
       auto device = Kokkos::subview(dx_staging_, rows, Kokkos::ALL);
       auto host = Kokkos::subview(dx_staging_host_, rows, Kokkos::ALL);
@@ -247,10 +288,9 @@ private:
     std::size_t const n_recv = plan.recv_ranks.size();
     std::size_t const n_send = plan.send_ranks.size();
     for (std::size_t q = 0; q < n_recv; ++q)
-      MPI_Irecv(
-          recv_bytes_.data() + std::size_t(plan.recv_offsets[q]) * record_,
-          int(std::size_t(plan.recv_offsets[q + 1] - plan.recv_offsets[q]) * record_),
-          MPI_BYTE, plan.recv_ranks[q], detail::tag_changes, comm, &requests_[q]);
+      MPI_Irecv(recv_bytes_.data() + std::size_t(plan.recv_offsets[q]) * record_,
+                int(plan.recv_offsets[q + 1] - plan.recv_offsets[q]), *record_type_,
+                plan.recv_ranks[q], detail::tag_changes, comm, &requests_[q]);
     std::fill(send_count_.begin(), send_count_.end(), 0);
     Ordinal const *const local = owned_ids_.host();
     for (std::size_t i = 0; i < k; ++i)
@@ -273,11 +313,10 @@ private:
     }
     for (std::size_t n = 0; n < n_send; ++n)
     {
-      std::size_t const bytes = std::size_t(send_count_[n]) * record_;
       MPI_Isend(send_bytes_.data() + std::size_t(plan.send_offsets[n]) * record_,
-                int(bytes), MPI_BYTE, plan.send_ranks[n], detail::tag_changes, comm,
-                &requests_[n_recv + n]);
-      stats_.bytes_sent += std::int64_t(bytes);
+                int(send_count_[n]), *record_type_, plan.send_ranks[n],
+                detail::tag_changes, comm, &requests_[n_recv + n]);
+      stats_.bytes_sent += send_count_[n] * std::int64_t(record_);
       stats_.changes_sent += send_count_[n];
     }
     stats_.messages_sent += std::int64_t(n_send);
@@ -296,9 +335,9 @@ private:
     std::size_t j = 0;
     for (std::size_t q = 0; q < n_recv; ++q)
     {
-      int bytes = 0;
-      MPI_Get_count(&statuses_[q], MPI_BYTE, &bytes);
-      std::size_t const count = std::size_t(bytes) / record_;
+      int changes = 0;
+      MPI_Get_count(&statuses_[q], *record_type_, &changes);
+      auto const count = std::size_t(changes);
       char const *in = recv_bytes_.data() + std::size_t(plan.recv_offsets[q]) * record_;
       auto const ghost_base = std::int64_t(data_->n_owned) + plan.recv_offsets[q];
       for (std::size_t s = 0; s < count; ++s, ++j, in += record_)
@@ -325,6 +364,9 @@ private:
   int width_;
   std::string where_;
   std::size_t record_; // bytes per change sent: slot, then B values
+  // One change as an MPI datatype, so that counts are in changes (each
+  // neighbour's list fits an int) rather than in bytes.
+  std::shared_ptr<MPI_Datatype> record_type_;
   LocalArm owned_arm_;
   LocalArm ghost_arm_;
   std::vector<std::uint32_t> stamp_; // per owned column: last step that named it

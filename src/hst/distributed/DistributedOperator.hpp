@@ -101,6 +101,12 @@ public:
            data_->plan.dest_ptr[std::size_t(c) + 1] >
                data_->plan.dest_ptr[std::size_t(c)];
   }
+  /// Global ids of the ghost columns: local column num_owned_cols() + g is
+  /// global column ghost_cols()[g] (ascending).
+  std::vector<std::int64_t> const &ghost_cols() const { return data_->ghosts; }
+  /// The neighbour plan (who receives which owned column; see
+  /// detail::ExchangePlan), for code that exchanges along the same lists.
+  detail::ExchangePlan const &exchange_plan() const { return data_->plan; }
   /// This rank's operator on its local column numbering.
   local_operator_type const &local_operator() const { return data_->local; }
 
@@ -115,6 +121,16 @@ public:
           SessionOptions const &options = {}) const
   {
     char const *where = "hst::DistributedOperator::session";
+    detail::agree_on(data_->comm, where, [&] {
+      if (options.retire_after <= 0)
+        detail::throw_invalid("argument 'options.retire_after' must be positive, got ",
+                              options.retire_after);
+      // The ghost arm's set is other ranks' changes: a strict schedule would
+      // reject them on this rank alone.
+      if (options.strict)
+        detail::throw_invalid("argument 'options.strict' must be false for a distributed "
+                              "session, got true");
+    });
     auto const owned = expected_local_ids(where, expected_owned_cols, B);
     auto const ghost = data_->exchange_ids(owned);
     auto const &local = data_->local;

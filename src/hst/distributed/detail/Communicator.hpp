@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <exception>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -14,7 +15,8 @@ namespace hst::detail
 
 // A duplicate of the caller's communicator, freed with its last owner. HST's
 // messages and collectives never match the caller's. Every owner must be
-// destroyed before MPI_Finalize.
+// destroyed before MPI_Finalize (MPI_Comm_free is collective: destroy them
+// on every rank alike).
 class Communicator
 {
 public:
@@ -48,52 +50,76 @@ private:
   int size_ = 1;
 };
 
-// Collective. Every rank passes its own error message (empty: none). If any
-// rank has one, every rank throws std::invalid_argument with the message of
-// the lowest such rank, prefixed by "<where>: on rank r: "; otherwise all
-// return. One MPI_Allreduce of an int on the good path; an MPI_Bcast of the
-// message when some rank failed, on every rank alike, so no rank is left
-// waiting in a collective the others skipped.
+// What one rank found wrong: a caller error (std::invalid_argument) or an
+// internal failure (anything else: an allocation, an invariant). Empty
+// message: nothing.
+struct LocalError
+{
+  std::string message;
+  bool caller = true;
+
+  bool empty() const { return message.empty(); }
+
+  // Runs `f` and returns what it threw, if anything.
+  template <class F>
+  static LocalError from(F &&f)
+  {
+    try
+    {
+      f();
+    }
+    catch (std::invalid_argument const &e)
+    {
+      return {*e.what() ? e.what() : "invalid argument", true};
+    }
+    catch (std::exception const &e)
+    {
+      return {std::string("internal error: ") + e.what(), false};
+    }
+    return {};
+  }
+};
+
+// Collective. Every rank passes what it found (empty: nothing). If any rank
+// found something, every rank throws the lowest such rank's error, prefixed
+// by "<where>: on rank r: ": std::invalid_argument for a caller error,
+// std::runtime_error for an internal failure. Otherwise all return. One
+// MPI_Allreduce of an int on the good path; two MPI_Bcast when some rank
+// failed, on every rank alike, so no rank waits in a collective that the
+// others skipped.
 inline void agree_on_error(MPI_Comm comm, int rank, int size, char const *where,
-                           std::string const &local_error)
+                           LocalError const &local)
 {
   // The lowest failing rank r contributes size - r, the others 0.
-  int failing = local_error.empty() ? 0 : size - rank;
+  int failing = local.empty() ? 0 : size - rank;
   MPI_Allreduce(MPI_IN_PLACE, &failing, 1, MPI_INT, MPI_MAX, comm);
   if (failing == 0)
     return;
   int const root = size - failing;
-  std::string message = local_error;
-  int length = int(message.size());
-  MPI_Bcast(&length, 1, MPI_INT, root, comm);
-  message.resize(std::size_t(length));
-  MPI_Bcast(message.data(), length, MPI_CHAR, root, comm);
-  throw_invalid(where, ": on rank ", root, ": ", message);
+  std::string message = local.message;
+  int header[2] = {int(message.size()), local.caller ? 1 : 0};
+  MPI_Bcast(header, 2, MPI_INT, root, comm);
+  message.resize(std::size_t(header[0]));
+  MPI_Bcast(message.data(), header[0], MPI_CHAR, root, comm);
+  std::string const what =
+      std::string(where) + ": on rank " + std::to_string(root) + ": " + message;
+  if (header[1])
+    throw std::invalid_argument(what);
+  throw std::runtime_error(what);
 }
 
 inline void agree_on_error(Communicator const &comm, char const *where,
-                           std::string const &local_error)
+                           LocalError const &local)
 {
-  agree_on_error(comm.get(), comm.rank(), comm.size(), where, local_error);
+  agree_on_error(comm.get(), comm.rank(), comm.size(), where, local);
 }
 
-// Runs `check`; a std::invalid_argument it throws becomes this rank's error
-// message for agree_on_error (collective), other exceptions propagate.
+// Collective: runs `f` on every rank and agrees on what any of them threw
+// (see agree_on_error).
 template <class F>
-void agree_on(Communicator const &comm, char const *where, F &&check)
+void agree_on(Communicator const &comm, char const *where, F &&f)
 {
-  std::string error;
-  try
-  {
-    check();
-  }
-  catch (std::invalid_argument const &e)
-  {
-    error = e.what();
-    if (error.empty())
-      error = "invalid argument";
-  }
-  agree_on_error(comm, where, error);
+  agree_on_error(comm, where, LocalError::from(f));
 }
 
 } // namespace hst::detail

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -189,6 +190,9 @@ private:
           std::int64_t(std::numeric_limits<Ordinal>::max()))
         throw_invalid("this rank's owned and ghost columns (", n_owned, " + ",
                       ghosts.size(), ") exceed its Ordinal type");
+      if (ghosts.size() > std::size_t(std::numeric_limits<int>::max()))
+        throw_invalid("this rank's rows touch ", ghosts.size(),
+                      " ghost columns, more than an MPI count holds");
     });
 
     using entries_type =
@@ -215,7 +219,10 @@ private:
                               Ordinal(n_owned + Ordinal(ghosts.size())),
                               typename Matrix::size_type(entries.extent(0)), A.values,
                               A.graph.row_map, local_entries);
-    return local_operator_type(space, local_A, options);
+    // Agreed: the local build checks the options and can fail on one rank.
+    std::optional<local_operator_type> local_op;
+    agree_on(comm, where, [&] { local_op.emplace(space, local_A, options); });
+    return std::move(*local_op);
   }
 
   // Collective: tells each owner which of its columns this rank's rows touch

@@ -91,7 +91,7 @@ struct DistributedAdaptiveReport
   std::int64_t steps = 0;
   std::array<std::int64_t, distributed_arm_count> arm_steps{};
   std::int64_t probe_steps = 0;
-  /// Time of all probe steps, summed per rank, the largest sum over ranks.
+  /// Time of all probe steps, each the slowest rank's.
   double probe_seconds = 0;
   std::int64_t sampled_steps = 0;
 };
@@ -158,20 +158,13 @@ inline std::vector<double> collective_shape(DistributedAdaptiveOptions const &o)
 }
 
 // The step-by-step plan. Usage per step: plan() tells the arm and whether
-// the step is timed; after the step, finish(seconds) (seconds: this rank's
-// time of a timed step, ignored otherwise) says which collective the session
-// must run now, if any: Need::decide (reduce probe_costs() with MAX, pass the
-// result to decide()) or Need::sample (reduce the sample's seconds with MAX,
-// pass it to sample()).
+// the step is timed; the session runs it, and for a timed step reduces this
+// rank's time with MAX over the ranks (the step is as slow as its slowest
+// rank); then finish(combined seconds; ignored for an untimed step). Every
+// number that reaches a decision is such a combined time or a step count.
 class LockstepPolicy
 {
 public:
-  enum class Need
-  {
-    nothing,
-    decide,
-    sample,
-  };
   struct Step
   {
     Arm arm;
@@ -201,7 +194,7 @@ public:
     return {report_.active, is_sample()};
   }
 
-  Need finish(double seconds)
+  void finish(double combined_seconds)
   {
     Step const step = plan();
     ++report_.steps;
@@ -209,84 +202,20 @@ public:
     if (report_.probing)
     {
       ++report_.probe_steps;
-      local_probe_seconds_ += seconds;
+      report_.probe_seconds += combined_seconds;
       if (probe_step_ % block() >= warmup_)
-        local_sum_[std::size_t(step.arm)] += seconds;
-      return ++probe_step_ == block() * std::int64_t(arms_.size()) ? Need::decide
-                                                                   : Need::nothing;
+        sum_[std::size_t(step.arm)] += combined_seconds;
+      if (++probe_step_ == block() * std::int64_t(arms_.size()))
+        decide();
+      return;
     }
     ++settled_;
     if (step.timed)
     {
       ++report_.sampled_steps;
-      return Need::sample;
+      if (sample(combined_seconds))
+        return;
     }
-    if (recheck_min_ > 0 && settled_ >= period_)
-    {
-      period_ = std::min(2 * period_, recheck_max_);
-      start_probe("periodic re-check");
-    }
-    return Need::nothing;
-  }
-
-  // This rank's mean measured seconds per arm (-1: not probed), then its
-  // probe seconds: the vector to reduce with MAX for decide().
-  std::array<double, distributed_arm_count + 1> probe_costs() const
-  {
-    std::array<double, distributed_arm_count + 1> costs;
-    costs.fill(-1);
-    for (Arm a : arms_)
-      costs[std::size_t(a)] = local_sum_[std::size_t(a)] / measure_;
-    costs[distributed_arm_count] = local_probe_seconds_;
-    return costs;
-  }
-
-  void decide(std::array<double, distributed_arm_count + 1> const &combined)
-  {
-    DistributedDecision d = std::move(pending_);
-    d.step = report_.steps;
-    Arm best = arms_.front();
-    for (Arm a : arms_)
-    {
-      d.us_per_step[std::size_t(a)] = 1e6 * combined[std::size_t(a)];
-      if (combined[std::size_t(a)] < combined[std::size_t(best)])
-        best = a;
-    }
-    bool const reprobe = !report_.decisions.empty();
-    Arm const active = report_.active;
-    bool const active_probed = combined[std::size_t(active)] >= 0;
-    if (reprobe && active_probed &&
-        combined[std::size_t(best)] >= (1 - margin_) * combined[std::size_t(active)])
-    {
-      best = active; // within the switch margin: keep it
-    }
-    if (reprobe && best != active)
-      period_ = recheck_min_; // a change resets the back-off
-    d.chosen = best;
-    report_.active = best;
-    report_.probing = false;
-    report_.probe_seconds += combined[distributed_arm_count];
-    reference_ = combined[std::size_t(best)];
-    report_.decisions.push_back(std::move(d));
-    settled_ = 0;
-    shifted_ = 0;
-    confirming_ = false;
-  }
-
-  void sample(double combined_seconds)
-  {
-    if (combined_seconds > shift_ratio_ * reference_)
-    {
-      confirming_ = true;
-      if (++shifted_ >= shift_samples_)
-      {
-        start_probe("step time " + std::to_string(1e6 * combined_seconds) + " us vs " +
-                    std::to_string(1e6 * reference_) + " us at decision");
-      }
-      return;
-    }
-    shifted_ = 0;
-    confirming_ = false;
     if (recheck_min_ > 0 && settled_ >= period_)
     {
       period_ = std::min(2 * period_, recheck_max_);
@@ -302,6 +231,60 @@ public:
 private:
   std::int64_t block() const { return std::int64_t(warmup_) + measure_; }
 
+  // The probe's last step: the arm with the lowest mean combined step time
+  // (a re-probe keeps the active arm unless another is cheaper by more than
+  // the switch margin).
+  void decide()
+  {
+    DistributedDecision d = std::move(pending_);
+    d.step = report_.steps;
+    std::array<double, distributed_arm_count> cost;
+    cost.fill(std::numeric_limits<double>::infinity());
+    Arm best = arms_.front();
+    for (Arm a : arms_)
+    {
+      cost[std::size_t(a)] = sum_[std::size_t(a)] / measure_;
+      d.us_per_step[std::size_t(a)] = 1e6 * cost[std::size_t(a)];
+      if (cost[std::size_t(a)] < cost[std::size_t(best)])
+        best = a;
+    }
+    Arm const active = report_.active;
+    bool const reprobe = !report_.decisions.empty();
+    if (reprobe && std::isfinite(cost[std::size_t(active)]) &&
+        !(cost[std::size_t(best)] < (1 - margin_) * cost[std::size_t(active)]))
+      best = active; // within the switch margin: keep it
+    if (reprobe && best != active)
+      period_ = recheck_min_; // a change resets the back-off
+    d.chosen = best;
+    report_.active = best;
+    report_.probing = false;
+    reference_ = cost[std::size_t(best)];
+    report_.decisions.push_back(std::move(d));
+    settled_ = 0;
+    shifted_ = 0;
+    confirming_ = false;
+  }
+
+  // A settled step's combined time against the decision's cost; true when
+  // it started a probe.
+  bool sample(double combined_seconds)
+  {
+    if (combined_seconds > 0 && combined_seconds > shift_ratio_ * reference_)
+    {
+      confirming_ = true;
+      if (++shifted_ >= shift_samples_)
+      {
+        start_probe("step time " + std::to_string(1e6 * combined_seconds) + " us vs " +
+                    std::to_string(1e6 * reference_) + " us at decision");
+        return true;
+      }
+      return false;
+    }
+    shifted_ = 0;
+    confirming_ = false;
+    return false;
+  }
+
   bool is_sample() const
   {
     if (sample_period_ == 0)
@@ -316,8 +299,7 @@ private:
   {
     report_.probing = true;
     probe_step_ = 0;
-    local_sum_.fill(0);
-    local_probe_seconds_ = 0;
+    sum_.fill(0);
     pending_ = DistributedDecision{};
     pending_.probe_start = report_.steps;
     pending_.reason = std::move(reason);
@@ -337,8 +319,7 @@ private:
   DistributedAdaptiveReport report_;
   DistributedDecision pending_;
   std::int64_t probe_step_ = 0;
-  std::array<double, distributed_arm_count> local_sum_{};
-  double local_probe_seconds_ = 0;
+  std::array<double, distributed_arm_count> sum_{}; // combined measured seconds
   double reference_ = 0;
   std::int64_t settled_ = 0;
   int shifted_ = 0;

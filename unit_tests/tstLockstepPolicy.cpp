@@ -1,0 +1,163 @@
+// The distributed adaptive session's policy alone: numbers in, decisions
+// out, no MPI and no clock. The combined step times are fed by hand.
+
+#include <hst/distributed/detail/LockstepPolicy.hpp>
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace
+{
+
+using hst::Arm;
+using Policy = hst::detail::LockstepPolicy;
+
+// Runs `steps` steps; a timed step of arm a takes cost[a] seconds.
+void run(Policy &policy, int steps, std::map<Arm, double> const &cost)
+{
+  for (int i = 0; i < steps; ++i)
+  {
+    auto const step = policy.plan();
+    policy.finish(step.timed ? cost.at(step.arm) : 0.0);
+  }
+}
+
+hst::DistributedAdaptiveOptions quiet()
+{
+  hst::DistributedAdaptiveOptions o;
+  o.sample_period = 0;
+  o.recheck_period = 0;
+  return o;
+}
+
+TEST(LockstepPolicy, probes_every_arm_in_order_and_takes_the_cheapest)
+{
+  Policy policy(quiet());
+  std::vector<Arm> seen;
+  for (int i = 0; i < 9; ++i)
+  {
+    auto const step = policy.plan();
+    EXPECT_TRUE(step.timed);
+    seen.push_back(step.arm);
+    // Warm-up steps (the first of each block) are slow and not compared.
+    bool const warmup = i % 3 == 0;
+    double const base = step.arm == Arm::scatter     ? 2.0
+                        : step.arm == Arm::scheduled ? 1.0
+                                                     : 3.0;
+    policy.finish(warmup ? 100.0 : base);
+  }
+  std::vector<Arm> const expected = {Arm::exact_set, Arm::exact_set, Arm::exact_set,
+                                     Arm::scheduled, Arm::scheduled, Arm::scheduled,
+                                     Arm::scatter,   Arm::scatter,   Arm::scatter};
+  EXPECT_EQ(seen, expected);
+  auto const &r = policy.report();
+  ASSERT_EQ(r.decisions.size(), 1u);
+  EXPECT_EQ(r.decisions[0].chosen, Arm::scheduled);
+  EXPECT_EQ(r.decisions[0].step, 9);
+  EXPECT_DOUBLE_EQ(r.decisions[0].us_per_step[int(Arm::scheduled)], 1e6);
+  EXPECT_DOUBLE_EQ(r.decisions[0].us_per_step[int(Arm::scatter)], 2e6);
+  EXPECT_DOUBLE_EQ(r.probe_seconds, 3 * 100.0 + 2 * (1 + 2 + 3));
+  EXPECT_FALSE(r.probing);
+  // Settled: the chosen arm, untimed.
+  auto const step = policy.plan();
+  EXPECT_EQ(step.arm, Arm::scheduled);
+  EXPECT_FALSE(step.timed);
+}
+
+TEST(LockstepPolicy, samples_start_a_reprobe_only_when_confirmed)
+{
+  auto o = quiet();
+  o.sample_period = 4;
+  o.shift_samples = 2;
+  o.time_shift_ratio = 1.5;
+  Policy policy(o);
+  run(policy, 9, {{Arm::scatter, 1.0}, {Arm::scheduled, 2.0}, {Arm::exact_set, 3.0}});
+  ASSERT_EQ(policy.report().active, Arm::scatter);
+  // Catch-up step (warmup_steps = 1), then samples every 4th step.
+  std::vector<bool> timed;
+  for (int i = 0; i < 9; ++i)
+  {
+    auto const step = policy.plan();
+    timed.push_back(step.timed);
+    policy.finish(step.timed ? 1.2 : 0.0); // below 1.5 x 1.0: not shifted
+  }
+  EXPECT_EQ(timed, (std::vector<bool>{false, false, false, false, true, false, false,
+                                      false, true}));
+  EXPECT_FALSE(policy.report().probing);
+  // One shifted sample is confirmed on the next step; the second starts a probe.
+  run(policy, 3, {{Arm::scatter, 0.0}});
+  auto step = policy.plan();
+  ASSERT_TRUE(step.timed);
+  policy.finish(2.0);
+  step = policy.plan();
+  EXPECT_TRUE(step.timed) << "a shifted sample is confirmed at once";
+  policy.finish(1.0); // not shifted: back to the grid
+  EXPECT_FALSE(policy.report().probing);
+  EXPECT_FALSE(policy.plan().timed);
+  run(policy, 2, {{Arm::scatter, 0.0}});
+  ASSERT_TRUE(policy.plan().timed);
+  policy.finish(2.0);
+  policy.finish(2.0);
+  EXPECT_TRUE(policy.report().probing);
+  EXPECT_NE(policy.report().decisions.size(), 0u);
+}
+
+TEST(LockstepPolicy, a_reprobe_keeps_the_arm_within_the_margin_and_backs_off)
+{
+  auto o = quiet();
+  o.recheck_period = 10;
+  o.recheck_max_period = 40;
+  o.switch_margin = 0.1;
+  Policy policy(o);
+  run(policy, 9, {{Arm::scatter, 1.0}, {Arm::scheduled, 2.0}, {Arm::exact_set, 3.0}});
+  ASSERT_EQ(policy.report().active, Arm::scatter);
+  // 10 settled steps, then the re-check: scheduled is 5% cheaper, within
+  // the margin.
+  run(policy, 10, {});
+  EXPECT_TRUE(policy.report().probing);
+  run(policy, 9, {{Arm::scatter, 1.0}, {Arm::scheduled, 0.95}, {Arm::exact_set, 3.0}});
+  ASSERT_EQ(policy.report().decisions.size(), 2u);
+  EXPECT_EQ(policy.report().active, Arm::scatter);
+  EXPECT_EQ(policy.report().decisions[1].reason, "periodic re-check");
+  // The period doubled: no probe after 10 settled steps, one after 20.
+  run(policy, 19, {});
+  EXPECT_FALSE(policy.report().probing);
+  run(policy, 1, {});
+  EXPECT_TRUE(policy.report().probing);
+  // Clearly cheaper: the arm changes and the period resets to 10.
+  run(policy, 9, {{Arm::scatter, 1.0}, {Arm::scheduled, 0.5}, {Arm::exact_set, 3.0}});
+  EXPECT_EQ(policy.report().active, Arm::scheduled);
+  run(policy, 9, {});
+  EXPECT_FALSE(policy.report().probing);
+  run(policy, 1, {});
+  EXPECT_TRUE(policy.report().probing);
+}
+
+TEST(LockstepPolicy, bad_options_are_named)
+{
+  auto expect = [](auto mutate, char const *piece) {
+    hst::DistributedAdaptiveOptions o;
+    mutate(o);
+    try
+    {
+      hst::detail::check_options(o);
+      ADD_FAILURE() << "no exception for " << piece;
+    }
+    catch (std::invalid_argument const &e)
+    {
+      EXPECT_NE(std::string(e.what()).find(piece), std::string::npos) << e.what();
+    }
+  };
+  expect([](auto &o) { o.arms.clear(); }, "'options.arms'");
+  expect([](auto &o) { o.arms = {Arm::scatter, Arm::scatter}; }, "twice");
+  expect([](auto &o) { o.measure_steps = 0; }, "'options.measure_steps'");
+  expect([](auto &o) { o.switch_margin = 1; }, "'options.switch_margin'");
+  expect([](auto &o) { o.time_shift_ratio = 1; }, "'options.time_shift_ratio'");
+  expect([](auto &o) { o.recheck_max_period = o.recheck_period - 1; },
+         "'options.recheck_max_period'");
+  expect([](auto &o) { o.session.strict = true; }, "'options.session.strict'");
+  expect([](auto &o) { o.clock = nullptr; }, "'options.clock'");
+}
+
+} // namespace
