@@ -37,6 +37,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
@@ -600,6 +601,24 @@ int run(Options const &o)
             ++failures;
         }
         std::printf("  adaptive, last round: %s", adaptive_report.c_str());
+        // The best fixed arm here against the best fixed arm of the 1-rank run.
+        std::size_t best = 2;
+        for (std::size_t r = 3; r < 5; ++r)
+          if (median(times[r]) < median(times[best]))
+            best = r;
+        double one_rank = std::numeric_limits<double>::infinity();
+        std::string one_rank_arm;
+        for (std::size_t r = 2; r < 5; ++r)
+        {
+          auto const it = baseline.find(key + ' ' + rungs[r]);
+          if (it != baseline.end() && it->second < one_rank)
+            one_rank = it->second, one_rank_arm = rungs[r];
+        }
+        if (!one_rank_arm.empty())
+          std::printf(
+              "  best arm: %s %.2f us/step here, %s %.2f us/step on 1 rank: %.2fx\n",
+              rungs[best].c_str(), 1e6 * median(times[best]), one_rank_arm.c_str(),
+              one_rank, one_rank / (1e6 * median(times[best])));
       }
   }
   if (size >= 2)
