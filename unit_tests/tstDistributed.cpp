@@ -190,7 +190,7 @@ TYPED_TEST(Distributed, every_arm_matches_the_global_reference)
               << c.name << ' ' << wl::to_string(motion) << " B=" << width << ' '
               << to_string(kind) << " LayoutLeft";
           double const right =
-              run_against_reference<ExecutionSpace, Kokkos::LayoutRight>(c, kind, w, 50);
+              run_against_reference<ExecutionSpace, Kokkos::LayoutRight>(c, kind, w, 200);
           EXPECT_LE(right, 1e-13)
               << c.name << ' ' << wl::to_string(motion) << " B=" << width << ' '
               << to_string(kind) << " LayoutRight";

@@ -117,9 +117,9 @@
 // name and leaves y and the session's state as they were. Checking here as
 // well would copy device-resident column ids and fence twice per step.
 //
-// Distributed agreement (ranks timing the arms and agreeing on the choice
-// through a collective) is out of scope: there is no MPI layer yet. This
-// session decides on its own rank's times only.
+// This session decides on its own rank's times only; the distributed one
+// (ranks timing the arms in lockstep and agreeing through a collective) is
+// hst::DistributedAdaptiveSession, in distributed/DistributedAdaptiveSession.hpp.
 
 #include <hst/ExactSetArm.hpp>
 #include <hst/Options.hpp>

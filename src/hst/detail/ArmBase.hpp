@@ -11,6 +11,8 @@ namespace hst
 {
 template <class Scalar, class Ordinal, class MemorySpace>
 class AdaptiveSession;
+template <class LocalArm>
+class DistributedArm;
 } // namespace hst
 
 namespace hst::detail
@@ -60,6 +62,21 @@ protected:
   // The session that holds the arms reads each timed step's column ids on
   // the host (to weigh the step by its work) from the copy the check made.
   friend class hst::AdaptiveSession<Scalar, Ordinal, MemorySpace>;
+
+  // The distributed arms check their input on every rank together and hand
+  // their local arms column ids that are distinct and in range by then.
+  template <class LocalArm>
+  friend class hst::DistributedArm;
+
+  // apply_cols on input its caller has checked (types, extents, ids in
+  // range and distinct), with the ids readable on the host at `host_cols`:
+  // no second O(k) pass, no copy of device-resident ids back to the host.
+  template <class ExecutionSpace, class Cols, class Dx, class Y>
+  void apply_prechecked(ExecutionSpace const &space, Ordinal const *host_cols,
+                        Cols const &cols, Dx const &dx, Y const &y)
+  {
+    static_cast<Arm &>(*this).apply_checked(space, host_cols, cols, dx, y);
+  }
 
   // apply_cols without the type checks; returns the column ids readable on
   // the host, valid until this arm's next step.
