@@ -8,6 +8,14 @@
 namespace hst
 {
 
+/// Seconds on std::chrono::steady_clock: the adaptive sessions' default clock.
+inline double steady_seconds()
+{
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 /// How `Operator` cuts A into tiles. Fixed for the operator's lifetime.
 struct OperatorOptions
 {
@@ -155,11 +163,7 @@ struct AdaptiveOptions
   /// Seconds, read only on probe steps and on sampled settled steps (see
   /// `sample_period`), after fencing the caller's instance.
   /// Tests pass a fake clock; the default is std::chrono::steady_clock.
-  std::function<double()> clock = [] {
-    return std::chrono::duration<double>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  };
+  std::function<double()> clock = steady_seconds;
 };
 
 } // namespace hst

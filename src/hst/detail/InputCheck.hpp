@@ -63,6 +63,34 @@ template <class... Parts>
   throw std::invalid_argument(message.str());
 }
 
+// The column ids of `cols` readable on the host: the caller's own memory
+// where the host can reach it, else a copy in `staging` (reallocated to
+// `capacity` entries, at least k, labelled `label`, when it is too small),
+// with `space` fenced.
+template <class Ordinal, class ExecutionSpace, class Cols>
+Ordinal const *host_readable_ids(ExecutionSpace const &space, Cols const &cols,
+                                 Kokkos::View<Ordinal *, Kokkos::HostSpace> &staging,
+                                 std::size_t capacity, char const *label)
+{
+  if constexpr (kokkos_ext::is_host_accessible<typename Cols::memory_space>)
+  {
+    (void)space, (void)staging, (void)capacity, (void)label;
+    return cols.data();
+  }
+  else
+  {
+    std::size_t const k = cols.extent(0);
+    if (staging.extent(0) < k)
+      staging = Kokkos::View<Ordinal *, Kokkos::HostSpace>(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)),
+          std::max(k, capacity));
+    Kokkos::deep_copy(space, Kokkos::subview(staging, std::make_pair(std::size_t(0), k)),
+                      cols);
+    space.fence(); // the host reads the column ids next
+    return staging.data();
+  }
+}
+
 // Host-side checker of one arm's inputs. Keeps a stamp per operator column to
 // find duplicate ids in O(k) without clearing anything between calls.
 template <class Ordinal>
@@ -97,34 +125,13 @@ public:
     if (y.extent(1) != std::size_t(width_))
       throw_invalid(where_, ": argument 'y' has ", y.extent(1),
                     " columns but the arm was made for B = ", width_);
-    Ordinal const *ids = host_columns(space, cols);
+    Ordinal const *ids = host_readable_ids(space, cols, staging_, 2 * staging_.extent(0),
+                                           "hst::InputCheck::host_cols");
     check_columns(ids, k);
     return ids;
   }
 
 private:
-  template <class ExecutionSpace, class Cols>
-  Ordinal const *host_columns(ExecutionSpace const &space, Cols const &cols)
-  {
-    if constexpr (kokkos_ext::is_host_accessible<typename Cols::memory_space>)
-    {
-      (void)space;
-      return cols.data();
-    }
-    else
-    {
-      std::size_t const k = cols.extent(0);
-      if (staging_.extent(0) < k)
-        staging_ = Kokkos::View<Ordinal *, Kokkos::HostSpace>(
-            Kokkos::view_alloc(Kokkos::WithoutInitializing, "hst::InputCheck::host_cols"),
-            std::max(k, 2 * staging_.extent(0)));
-      Kokkos::deep_copy(
-          space, Kokkos::subview(staging_, std::make_pair(std::size_t(0), k)), cols);
-      space.fence(); // the host reads the column ids next
-      return staging_.data();
-    }
-  }
-
   void check_columns(Ordinal const *ids, std::size_t k)
   {
     if (++epoch_ == 0)

@@ -189,7 +189,10 @@ private:
                               " columns but this rank owns only ", n_owned,
                               " (ids must be distinct)");
       reserve_dx_staging<Dx>(k); // may allocate: before the agreement
-      Ordinal const *ids = host_ids(space, cols);
+      // k <= n_owned: staged ids take n_owned entries, once.
+      Ordinal const *ids =
+          detail::host_readable_ids(space, cols, id_staging_, std::size_t(data_->n_owned),
+                                    "hst::DistributedArm::id_staging");
       if (++epoch_ == 0)
       {
         std::fill(stamp_.begin(), stamp_.end(), 0);
@@ -211,30 +214,6 @@ private:
         local[i] = Ordinal(c);
       }
     });
-  }
-
-  // The caller's column ids, readable on the host.
-  template <class ExecutionSpace, class Cols>
-  Ordinal const *host_ids(ExecutionSpace const &space, Cols const &cols)
-  {
-    if constexpr (kokkos_ext::is_host_accessible<typename Cols::memory_space>)
-    {
-      (void)space;
-      return cols.data();
-    }
-    else
-    {
-      std::size_t const k = cols.extent(0); // <= n_owned, checked
-      if (id_staging_.extent(0) < k)        // sized once, on the first such step
-        id_staging_ = Kokkos::View<Ordinal *, Kokkos::HostSpace>(
-            Kokkos::view_alloc(Kokkos::WithoutInitializing,
-                               "hst::DistributedArm::id_staging"),
-            std::size_t(data_->n_owned));
-      Kokkos::deep_copy(
-          space, Kokkos::subview(id_staging_, std::make_pair(std::size_t(0), k)), cols);
-      space.fence(); // the host reads the column ids next
-      return id_staging_.data();
-    }
   }
 
   // Room to stage k rows of dx where the host cannot read them: n_owned

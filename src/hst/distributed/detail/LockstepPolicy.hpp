@@ -60,11 +60,7 @@ struct DistributedAdaptiveOptions
   /// Options of the scheduled arm; `strict` must be false.
   SessionOptions session = {};
   /// Seconds, read after fencing the caller's instance, on timed steps only.
-  std::function<double()> clock = [] {
-    return std::chrono::duration<double>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  };
+  std::function<double()> clock = steady_seconds;
 };
 
 /// One decision of a distributed adaptive session; the same on every rank.
