@@ -114,7 +114,8 @@ public:
   /// its schedules compiled for `expected_owned_cols` (global ids in this
   /// rank's column range, distinct; a rank-1 View in any memory space, may
   /// be empty) and for the ghost columns their changes reach on the other
-  /// ranks.
+  /// ranks. `options` must agree across ranks; `options.strict` is refused
+  /// (the ghost schedule follows other ranks' changes).
   template <class ExecutionSpace, class Cols>
   DistributedScheduledArm<Scalar, Ordinal, MemorySpace>
   session(ExecutionSpace const &space, Cols const &expected_owned_cols, int B = 8,
@@ -171,9 +172,12 @@ public:
   {
     char const *where = "hst::DistributedOperator::adaptive";
     detail::agree_on(data_->comm, where, [&] { detail::check_options(options); });
+    // Collectives in a fixed order (not as arguments, whose order is unspecified).
     auto scheduled = session(space, expected_owned_cols, B, options.session);
+    auto exact_set = baseline(B);
+    auto direct = scatter(B);
     return DistributedAdaptiveSession<Scalar, Ordinal, MemorySpace>(
-        data_, std::move(scheduled), baseline(B), scatter(B), options);
+        data_, std::move(scheduled), std::move(exact_set), std::move(direct), options);
   }
 
   template <class Cols>
