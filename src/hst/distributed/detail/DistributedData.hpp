@@ -17,7 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -220,8 +220,10 @@ private:
                               typename Matrix::size_type(entries.extent(0)), A.values,
                               A.graph.row_map, local_entries);
     // Agreed: the local build checks the options and can fail on one rank.
-    std::optional<local_operator_type> local_op;
-    agree_on(comm, where, [&] { local_op.emplace(space, local_A, options); });
+    std::unique_ptr<local_operator_type> local_op;
+    agree_on(comm, where, [&] {
+      local_op = std::make_unique<local_operator_type>(space, local_A, options);
+    });
     return std::move(*local_op);
   }
 
