@@ -644,7 +644,6 @@ TYPED_TEST(Distributed, steady_state_steps_allocate_nothing)
   wl::WorkloadOptions w;
   w.churn = 0.05;
   wl::Workload<Scalar, Ordinal> workload(global, w);
-  std::vector<wl::Workload<Scalar, Ordinal>> unused;
   std::vector<OwnedChanges> steps;
   std::vector<Ordinal> every_column;
   for (int step = 0; step < 60; ++step, workload.advance())
