@@ -6,13 +6,22 @@
 
 #include "HSTTestHelpers.hpp"
 
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 
 namespace
 {
 
 using namespace hst_test;
 using hst::workload::Motion;
+
+bool same_bits(std::vector<Scalar> const &a, std::vector<Scalar> const &b)
+{
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), a.size() * sizeof(Scalar)) == 0;
+}
 
 template <class ExecutionSpace>
 struct Arms : ::testing::Test
@@ -48,9 +57,26 @@ struct Outcome
   std::vector<Scalar> scheduled, exact_set, scatter, full;
 };
 
+// Operator options whose steps all run as parallel kernels (on host backends
+// with more than one thread), and ones whose steps all run on the calling
+// thread.
+hst::OperatorOptions every_step_parallel()
+{
+  hst::OperatorOptions options;
+  options.min_parallel_work = 0;
+  return options;
+}
+hst::OperatorOptions every_step_on_one_thread()
+{
+  hst::OperatorOptions options;
+  options.min_parallel_work = std::numeric_limits<std::int64_t>::max();
+  return options;
+}
+
 template <class ExecutionSpace, class DxLayout, class YLayout>
 Outcome run_workload(Triplets const &t, hst::workload::WorkloadOptions const &w,
-                     int steps)
+                     int steps,
+                     hst::OperatorOptions const &options = every_step_parallel())
 {
   using memory_space = typename ExecutionSpace::memory_space;
   ExecutionSpace space;
@@ -59,7 +85,7 @@ Outcome run_workload(Triplets const &t, hst::workload::WorkloadOptions const &w,
   int const width = w.width;
   std::size_t const k = workload.columns().size();
 
-  hst::Operator op(A);
+  hst::Operator op(A, options);
   auto scheduled = op.session(to_view<memory_space>(workload.columns()), width);
   auto exact_set = op.baseline(width);
   auto scatter = op.scatter(width);
@@ -151,49 +177,80 @@ TYPED_TEST(Arms, results_are_bitwise_reproducible)
       run_workload<ExecutionSpace, Kokkos::LayoutRight, Kokkos::LayoutRight>(t, w, 100);
   auto const second =
       run_workload<ExecutionSpace, Kokkos::LayoutRight, Kokkos::LayoutRight>(t, w, 100);
-  auto same = [](std::vector<Scalar> const &a, std::vector<Scalar> const &b) {
-    return a.size() == b.size() &&
-           std::memcmp(a.data(), b.data(), a.size() * sizeof(Scalar)) == 0;
-  };
+  auto const &same = same_bits;
   EXPECT_TRUE(same(first.scheduled, second.scheduled));
   EXPECT_TRUE(same(first.exact_set, second.exact_set));
-  // Concurrent scatter adds atomically, in no fixed order.
-  if (hst::kokkos_ext::concurrency(ExecutionSpace{}) == 1)
+  EXPECT_TRUE(same(first.scatter, second.scatter));
+}
+
+// Host backends: every arm's sums are the same bits whether a step runs on all
+// threads or on the calling thread alone (devices add atomically in the
+// scheduled and scatter arms). Large steps (churn 0.25, B = 8 and B = 5), so
+// that each thread gets work.
+TYPED_TEST(Arms, sums_do_not_depend_on_the_thread_count)
+{
+  using ExecutionSpace = TypeParam;
+  if constexpr (!hst::detail::is_synchronous_host_space<ExecutionSpace>)
+    GTEST_SKIP() << "device kernels add atomically";
+  else
   {
-    EXPECT_TRUE(same(first.scatter, second.scatter));
+    std::printf("concurrency %d\n", hst::kokkos_ext::concurrency(ExecutionSpace{}));
+    for (auto const &c : operator_cases())
+      for (int width : {8, 5})
+      {
+        SCOPED_TRACE(c.name + " B = " + std::to_string(width));
+        hst::workload::WorkloadOptions w;
+        w.width = width;
+        w.churn = 0.25;
+        w.k = std::max<std::int64_t>(8, std::int64_t(c.A.n_cols) / 5);
+        auto const parallel =
+            run_workload<ExecutionSpace, Kokkos::LayoutRight, Kokkos::LayoutLeft>(
+                c.A, w, 30, every_step_parallel());
+        auto const one_thread =
+            run_workload<ExecutionSpace, Kokkos::LayoutRight, Kokkos::LayoutLeft>(
+                c.A, w, 30, every_step_on_one_thread());
+        EXPECT_TRUE(same_bits(parallel.scheduled, one_thread.scheduled));
+        EXPECT_TRUE(same_bits(parallel.exact_set, one_thread.exact_set));
+        EXPECT_TRUE(same_bits(parallel.scatter, one_thread.scatter));
+        EXPECT_LE(relative_error(parallel.scatter, parallel.full), 1e-13);
+      }
   }
 }
 
-// One step of each arm on the given columns against the host loop.
+// One step of each arm on the given columns against the host loop, with
+// parallel kernels and on one thread.
 template <class ExecutionSpace>
 void expect_step_matches_reference(Triplets const &t, std::vector<Ordinal> const &cols,
                                    int width, std::vector<Ordinal> const &expected)
 {
   using memory_space = typename ExecutionSpace::memory_space;
   auto const A = to_matrix<ExecutionSpace>(t);
-  hst::Operator op(A);
-  std::vector<Scalar> dx(cols.size() * width);
-  for (std::size_t e = 0; e < dx.size(); ++e)
-    dx[e] = 0.25 + double(e % 7);
-  std::vector<Scalar> y0(std::size_t(t.n_rows) * width);
-  for (std::size_t e = 0; e < y0.size(); ++e)
-    y0[e] = double(e % 5) - 2.0;
-  auto expected_y = y0;
-  reference_apply(t, cols, dx, width, expected_y);
+  for (auto const &options : {every_step_parallel(), every_step_on_one_thread()})
+  {
+    hst::Operator op(A, options);
+    std::vector<Scalar> dx(cols.size() * width);
+    for (std::size_t e = 0; e < dx.size(); ++e)
+      dx[e] = 0.25 + double(e % 7);
+    std::vector<Scalar> y0(std::size_t(t.n_rows) * width);
+    for (std::size_t e = 0; e < y0.size(); ++e)
+      y0[e] = double(e % 5) - 2.0;
+    auto expected_y = y0;
+    reference_apply(t, cols, dx, width, expected_y);
 
-  auto const cols_view = to_view<memory_space>(cols);
-  auto const dx_view =
-      to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, cols.size(), width);
-  auto run = [&](auto &&arm) {
-    auto y = to_matrix_view<Kokkos::LayoutRight, memory_space>(y0, t.n_rows, width);
-    arm.apply_cols(cols_view, dx_view, y);
-    return to_host_rows(y);
-  };
-  EXPECT_LE(
-      relative_error(run(op.session(to_view<memory_space>(expected), width)), expected_y),
-      1e-14);
-  EXPECT_LE(relative_error(run(op.baseline(width)), expected_y), 1e-14);
-  EXPECT_LE(relative_error(run(op.scatter(width)), expected_y), 1e-14);
+    auto const cols_view = to_view<memory_space>(cols);
+    auto const dx_view =
+        to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, cols.size(), width);
+    auto run = [&](auto &&arm) {
+      auto y = to_matrix_view<Kokkos::LayoutRight, memory_space>(y0, t.n_rows, width);
+      arm.apply_cols(cols_view, dx_view, y);
+      return to_host_rows(y);
+    };
+    EXPECT_LE(relative_error(run(op.session(to_view<memory_space>(expected), width)),
+                             expected_y),
+              1e-14);
+    EXPECT_LE(relative_error(run(op.baseline(width)), expected_y), 1e-14);
+    EXPECT_LE(relative_error(run(op.scatter(width)), expected_y), 1e-14);
+  }
 }
 
 TYPED_TEST(Arms, edge_cases_match_host_loop)

@@ -2,6 +2,7 @@
 
 #include <hst/detail/ArmBase.hpp>
 #include <hst/detail/ExactSetApply.hpp>
+#include <hst/detail/Parallel.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -16,7 +17,10 @@ namespace hst
 /// one work item per touched row, no atomics. Recompiled whenever the column
 /// ids differ from the previous step's (any change, including order); the
 /// recompile visits only the entries of the changed set's columns,
-/// O(nnz(A[:, cols])), never a pass over all rows.
+/// O(nnz(A[:, cols])), never a pass over all rows. The list lives in one
+/// buffer: a device gets it in one copy per recompile. Each touched row's
+/// terms are summed in a fixed order on every backend and thread count: the
+/// sums are bitwise reproducible.
 template <class Scalar, class Ordinal, class MemorySpace>
 class ExactSetArm : public detail::ArmBase<ExactSetArm<Scalar, Ordinal, MemorySpace>,
                                            Scalar, Ordinal, MemorySpace>
@@ -30,16 +34,17 @@ public:
   ExactSetArm(std::shared_ptr<typename Base::data_type const> op, int width)
       : Base(std::move(op), width, "hst::Operator::baseline")
       , mark_(std::size_t(this->op_->n_rows))
-      , rows_("hst::ExactSetArm::rows")
-      , row_ptr_("hst::ExactSetArm::row_ptr")
-      , position_("hst::ExactSetArm::position")
-      , value_("hst::ExactSetArm::value")
+      , list_("hst::ExactSetArm::list")
   {}
 
   /// Number of compiles so far (one per step whose column set changed).
   std::int64_t compiles() const { return compiles_; }
 
 private:
+  template <class T>
+  using ListView =
+      Kokkos::View<T *, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
   template <class ExecutionSpace, class Cols, class Dx, class Y>
   void apply_checked(ExecutionSpace const &space, Ordinal const *host_cols,
                      Cols const &cols, Dx const &dx, Y const &y)
@@ -47,13 +52,41 @@ private:
     std::size_t const k = cols.extent(0);
     if (!history_.same_as_previous(host_cols, k))
     {
-      space.fence(); // the host rewrites lists that earlier kernels may still read
+      // the host rewrites a list that earlier kernels may still read
+      detail::wait_for_kernel_readers<ExecutionSpace, decltype(list_)::shared>(space);
       compile(space, host_cols, k);
       history_.remember(host_cols, k);
     }
-    detail::exact_set_apply(space, n_touched_, rows_.device(), row_ptr_.device(),
-                            position_.device(), value_.device(), this->width_, dx, y);
+    auto *const base = list_.device().data();
+    detail::exact_set_apply(
+        space, n_touched_, std::int64_t(n_entries_), this->op_->options.min_parallel_work,
+        ListView<Ordinal const>(reinterpret_cast<Ordinal const *>(base + layout_.rows),
+                                std::size_t(n_touched_)),
+        ListView<std::int32_t const>(
+            reinterpret_cast<std::int32_t const *>(base + layout_.row_ptr),
+            std::size_t(n_touched_) + 1),
+        ListView<std::int32_t const>(
+            reinterpret_cast<std::int32_t const *>(base + layout_.position), n_entries_),
+        ListView<Scalar const>(reinterpret_cast<Scalar const *>(base + layout_.value),
+                               n_entries_),
+        this->width_, dx, y);
   }
+
+  // Byte offsets of the list's four arrays in its buffer, for a list of
+  // `entries` entries over at most `max_rows` rows.
+  struct Layout
+  {
+    std::size_t value = 0, rows = 0, row_ptr = 0, position = 0, end = 0;
+    Layout() = default;
+    Layout(std::size_t entries, std::size_t max_rows)
+    {
+      auto const aligned = [](std::size_t offset) { return (offset + 15) / 16 * 16; };
+      rows = aligned(value + entries * sizeof(Scalar));
+      row_ptr = aligned(rows + (max_rows + 1) * sizeof(Ordinal));
+      position = aligned(row_ptr + (max_rows + 2) * sizeof(std::int32_t));
+      end = position + entries * sizeof(std::int32_t);
+    }
+  };
 
   template <class ExecutionSpace>
   void compile(ExecutionSpace const &space, Ordinal const *cols, std::size_t k)
@@ -70,22 +103,23 @@ private:
                             " entries, more than the 2^31 - 1 an exact-set list "
                             "holds");
     std::size_t const max_rows = std::min(entries, std::size_t(this->op_->n_rows));
-    // One spare slot each: the first-touch pass below writes rows[n] and
-    // counts into row_ptr[n + 1] without testing whether the row is new.
-    rows_.reserve(max_rows + 1);
-    row_ptr_.reserve(max_rows + 2);
-    position_.reserve(entries);
-    value_.reserve(entries);
+    // One spare slot each (in the layout): the first-touch pass below writes
+    // rows[n] and counts into row_ptr[n + 1] without testing whether the row
+    // is new.
+    Layout const layout(entries, max_rows);
+    list_.reserve(layout.end);
+    layout_ = layout;
     if (++epoch_ == 0)
     {
       std::fill(mark_.begin(), mark_.end(), RowMark{});
       epoch_ = 1;
     }
+    unsigned char *const base = list_.host();
 
     // Touched rows in first-touch order, and their entry counts. Branch-free:
     // whether a row is new is unpredictable, so it selects, not branches.
-    Ordinal *const rows = rows_.host();
-    std::int32_t *const row_ptr = row_ptr_.host();
+    auto *const rows = reinterpret_cast<Ordinal *>(base + layout.rows);
+    auto *const row_ptr = reinterpret_cast<std::int32_t *>(base + layout.row_ptr);
     std::fill(row_ptr, row_ptr + max_rows + 2, 0);
     RowMark *const mark = mark_.data();
     std::int32_t n = 0;
@@ -110,8 +144,8 @@ private:
     // Entries of each row in increasing position, so sums have a fixed order.
     cursor_.assign(row_ptr, row_ptr + n);
     std::int32_t *const cursor = cursor_.data();
-    std::int32_t *const position = position_.host();
-    Scalar *const value = value_.host();
+    auto *const position = reinterpret_cast<std::int32_t *>(base + layout.position);
+    auto *const value = reinterpret_cast<Scalar *>(base + layout.value);
     for (std::size_t i = 0; i < k; ++i)
     {
       auto const end = col_ptr[cols[i] + 1];
@@ -124,10 +158,8 @@ private:
     }
 
     n_touched_ = n;
-    rows_.upload(space, std::size_t(n));
-    row_ptr_.upload(space, std::size_t(n) + 1);
-    position_.upload(space, entries);
-    value_.upload(space, entries);
+    n_entries_ = entries;
+    list_.upload(space, layout.end);
     ++compiles_;
   }
 
@@ -143,11 +175,11 @@ private:
   std::vector<RowMark> mark_; // row -> (last compile touching it, its index)
   std::uint32_t epoch_ = 0;
   std::vector<std::int32_t> cursor_;
-  detail::PlannedBuffer<Ordinal, MemorySpace> rows_;
-  detail::PlannedBuffer<std::int32_t, MemorySpace> row_ptr_;
-  detail::PlannedBuffer<std::int32_t, MemorySpace> position_;
-  detail::PlannedBuffer<Scalar, MemorySpace> value_;
+  // The list (values, rows, row_ptr, positions at layout_'s offsets).
+  detail::PlannedBuffer<unsigned char, MemorySpace> list_;
+  Layout layout_;
   std::int32_t n_touched_ = 0;
+  std::size_t n_entries_ = 0;
   std::int64_t compiles_ = 0;
 };
 

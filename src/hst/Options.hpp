@@ -33,6 +33,13 @@ struct OperatorOptions
   /// cutting tiles, so that the caller's numbering does not matter. With
   /// `false`, tiles follow the caller's numbering.
   bool locality = true;
+  /// On host backends with more than one thread (OpenMP, Threads), a step
+  /// whose work (entries of A[:, S] times B; the scatter arm estimates it
+  /// from the mean column length) is below this runs on the calling thread:
+  /// a fork-join costs more than such a step. Ignored on Serial and on
+  /// devices. 0 makes every step parallel. The default was measured with
+  /// `bench_kernels` on OpenMP at 2 threads (see the README). Must be >= 0.
+  std::int64_t min_parallel_work = 16384;
 };
 
 /// How a scheduled arm (`Operator::session`) grows and shrinks its schedule.

@@ -8,8 +8,10 @@ namespace hst
 
 /// Direct-scatter arm: each step adds the changed columns of A (from a CSC
 /// copy prepared once with the operator) straight into y. Nothing to compile,
-/// nothing kept between steps. Uses atomics only on an execution space with
-/// concurrency > 1, so its sums are bitwise reproducible on one thread only.
+/// nothing kept between steps. On host backends each row of y receives its
+/// terms in the order of `cols` whatever the thread count (threads split the
+/// touched rows, no atomics): the sums are bitwise reproducible. On devices a
+/// team walks each column and adds atomically: not bitwise reproducible.
 template <class Scalar, class Ordinal, class MemorySpace>
 class ScatterArm : public detail::ArmBase<ScatterArm<Scalar, Ordinal, MemorySpace>,
                                           Scalar, Ordinal, MemorySpace>
@@ -26,10 +28,10 @@ public:
 
 private:
   template <class ExecutionSpace, class Cols, class Dx, class Y>
-  void apply_checked(ExecutionSpace const &space, Ordinal const *, Cols const &cols,
-                     Dx const &dx, Y const &y)
+  void apply_checked(ExecutionSpace const &space, Ordinal const *host_cols,
+                     Cols const &cols, Dx const &dx, Y const &y)
   {
-    detail::scatter_apply(space, *this->op_, this->width_, cols, dx, y);
+    detail::scatter_apply(space, *this->op_, this->width_, host_cols, cols, dx, y);
   }
 };
 

@@ -43,11 +43,14 @@ struct ScheduleStats
 /// tiles per column tile), however large k is; no pass over entries or rows.
 /// A block that outgrows its region moves to one twice as large (regions are
 /// reused through per-size free lists); a block left without pieces gives its
-/// region back and drops out of the work list. On a device, only the regions
-/// of the blocks a step changed (and the short work list) are uploaded. The
-/// kernel runs one work item per listed row block and walks exactly its
-/// pieces, so absent columns of a scheduled tile cost nothing. A step that
-/// repeats the previous set does no planning at all.
+/// region back and drops out of the work list. On a device, a changed step
+/// uploads two spans: the piece regions of the blocks it changed (one copy of
+/// the span they lie in) and the short work list. The kernel runs one work
+/// item per listed row block and walks exactly its pieces, so absent columns
+/// of a scheduled tile cost nothing; on host backends each row's terms come
+/// in list order on any number of threads (bitwise reproducible), on devices
+/// a team per block adds its pieces atomically. A step that repeats the
+/// previous set does no planning at all.
 template <class Scalar, class Ordinal, class MemorySpace>
 class ScheduledArm : public detail::ArmBase<ScheduledArm<Scalar, Ordinal, MemorySpace>,
                                             Scalar, Ordinal, MemorySpace>
@@ -136,14 +139,15 @@ private:
     ++stats_.steps;
     if (!history_.same_as_previous(host_cols, k))
     {
-      space.fence(); // the host rewrites lists that earlier kernels may still read
+      // the host rewrites lists that earlier kernels may still read
+      detail::wait_for_kernel_readers<ExecutionSpace, decltype(pieces_)::shared>(space);
       ++stats_.replans;
       replan(space, host_cols, k);
       history_.remember(host_cols, k);
     }
     if (k > 0)
-      detail::tiled_apply(space, *this->op_, n_work_, work_.device(), pieces_.device(),
-                          this->width_, dx, y);
+      detail::tiled_apply(space, *this->op_, n_work_, piece_entries_, work_.device(),
+                          pieces_.device(), this->width_, dx, y);
   }
 
   void check_covered(Ordinal const *cols, std::size_t k) const
@@ -227,8 +231,9 @@ private:
         grow_block(block);
       auto const e = block_start_[block] + block_count_[block]++;
       auto const begin = segment_ptr[segment];
-      pieces_.host()[e] = {begin, std::int32_t(segment_ptr[segment + 1] - begin),
-                           position};
+      auto const length = std::int32_t(segment_ptr[segment + 1] - begin);
+      pieces_.host()[e] = {begin, length, position};
+      piece_entries_ += length;
       piece_segment_[std::size_t(e)] = segment;
       segment_piece_[segment] = e;
       touch(block);
@@ -243,6 +248,7 @@ private:
     column_position_[c] = -1;
     for_each_segment(c, [&](std::size_t segment, std::int32_t block) {
       auto const e = segment_piece_[segment];
+      piece_entries_ -= pieces_.host()[e].length;
       auto const last = block_start_[block] + --block_count_[block];
       if (e != last)
       {
@@ -373,16 +379,9 @@ private:
     {
       if (pool_reallocated_)
         pieces_.upload(space, std::size_t(pool_used_));
-      else if (dirty_blocks_.size() <= 4)
-      {
-        for (auto const block : dirty_blocks_)
-          if (block_class_[block] >= 0)
-            pieces_.upload(space, std::size_t(block_start_[block]),
-                           std::size_t(block_start_[block] + block_count_[block]));
-      }
       else
       {
-        // Many blocks changed: one copy of the span they lie in.
+        // One copy: the span the changed blocks' regions lie in.
         auto lo = pool_used_, hi = std::int32_t(0);
         for (auto const block : dirty_blocks_)
           if (block_class_[block] >= 0)
@@ -479,6 +478,7 @@ private:
   detail::PlannedBuffer<detail::WorkRange, MemorySpace> work_;
   detail::PlannedBuffer<Piece, MemorySpace> pieces_;
   std::int32_t n_work_ = 0;
+  std::int64_t piece_entries_ = 0; // entries the piece lists hold: a step's work
   ScheduleStats stats_;
 };
 

@@ -13,15 +13,17 @@
 namespace hst::detail
 {
 
-// A copy of `host` in MemorySpace: `host` itself where the host can reach
-// MemorySpace, otherwise a new allocation filled on `space`. The caller fences
+// A copy of `host` in MemorySpace: `host` itself where MemorySpace is the
+// host's, otherwise a new allocation (also for host-accessible device memory
+// such as CUDA UVM, which kernels read faster than pageable host memory)
+// filled on `space`. The caller fences
 // `space` before `host` goes away.
 template <class MemorySpace, class ExecutionSpace, class T>
 Kokkos::View<T *, MemorySpace>
 to_memory_space(ExecutionSpace const &space,
                 Kokkos::View<T *, Kokkos::HostSpace> const &host)
 {
-  if constexpr (kokkos_ext::is_host_accessible<MemorySpace>)
+  if constexpr (std::is_same_v<MemorySpace, Kokkos::HostSpace>)
     return host;
   else
   {

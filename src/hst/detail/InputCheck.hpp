@@ -4,6 +4,7 @@
 // std::invalid_argument naming the function, the argument and the value, and
 // leaves the caller's data untouched.
 
+#include <hst/detail/Parallel.hpp>
 #include <hst/kokkos_ext/Compat.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -66,7 +67,9 @@ template <class... Parts>
 // The column ids of `cols` readable on the host: the caller's own memory
 // where the host can reach it, else a copy in `staging` (reallocated to
 // `capacity` entries, at least k, labelled `label`, when it is too small),
-// with `space` fenced.
+// with `space` fenced. Ids in device memory thus cost one copy of k ids and a
+// fence per step: callers who want neither keep `cols` in host memory (or
+// host-pinned memory) and dx, y on the device.
 template <class Ordinal, class ExecutionSpace, class Cols>
 Ordinal const *host_readable_ids(ExecutionSpace const &space, Cols const &cols,
                                  Kokkos::View<Ordinal *, Kokkos::HostSpace> &staging,
@@ -74,7 +77,11 @@ Ordinal const *host_readable_ids(ExecutionSpace const &space, Cols const &cols,
 {
   if constexpr (kokkos_ext::is_host_accessible<typename Cols::memory_space>)
   {
-    (void)space, (void)staging, (void)capacity, (void)label;
+    (void)staging, (void)capacity, (void)label;
+    // Ids in memory both sides reach (CUDA UVM, HIP host-pinned) may still
+    // be written by the caller's kernels on an asynchronous `space`.
+    if constexpr (!is_synchronous_host_space<ExecutionSpace>)
+      space.fence();
     return cols.data();
   }
   else

@@ -18,6 +18,7 @@ namespace hst::detail
 template <class Scalar, class Ordinal, class MemorySpace>
 struct OperatorData
 {
+  using ordinal_type = Ordinal;
   Ordinal n_rows = 0;
   Ordinal n_cols = 0;
   std::size_t nnz = 0;
@@ -61,6 +62,10 @@ struct OperatorData
       throw_invalid("hst::Operator: argument 'options.row_block' must be "
                     "positive, got ",
                     options.row_block);
+    if (options.min_parallel_work < 0)
+      throw_invalid("hst::Operator: argument 'options.min_parallel_work' must be "
+                    ">= 0, got ",
+                    options.min_parallel_work);
     n_rows = Ordinal(A.numRows());
     n_cols = Ordinal(A.numCols());
     auto const row_map =

@@ -1,21 +1,22 @@
 #pragma once
 
+#include <hst/detail/Parallel.hpp>
 #include <hst/detail/Width.hpp>
-#include <hst/kokkos_ext/Compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <string>
-#include <type_traits>
 
 namespace hst::detail
 {
 
-// y += A[:, cols] * dx, one work item per changed column: walk the column in
-// the CSC copy and add its entries, scaled by that column's row of dx, into y.
-// Two columns may share a row, so concurrent work items add atomically.
-template <int W, bool Atomic, class ColPtr, class Rows, class Values, class Cols,
-          class Dx, class Y>
+// y += A[:, cols] * dx on one thread: walk each changed column in the CSC copy
+// and add its entries, scaled by that column's row of dx, into y. Each row of
+// y receives its terms in the order of `cols`.
+template <int W, class ColPtr, class Rows, class Values, class Cols, class Dx, class Y>
 struct ScatterFunctor
 {
   ColPtr col_ptr;
@@ -32,37 +33,174 @@ struct ScatterFunctor
     DxRow<W, Dx> const x(dx, i, width);
     auto const end = col_ptr(c + 1);
     for (auto p = col_ptr(c); p < end; ++p)
-      add_scaled<Atomic>(y, row(p), val(p), x);
+      add_scaled<false>(y, row(p), val(p), x);
   }
 };
 
+// The same sum on host threads without atomics: work item t owns the rows
+// [first + span * t / parts, first + span * (t + 1) / parts) of the rows the
+// step touches and walks every changed column, adding only the entries in its
+// rows (a column's rows are sorted in the CSC copy: two compares skip a column
+// outside them, a binary search clips one that crosses a boundary). Each row
+// of y receives its terms in the order of `cols`, as on one thread: the sums
+// are bitwise the same for any number of threads.
+template <int W, class ColPtr, class Rows, class Values, class Cols, class Dx, class Y>
+struct RowPartitionedScatterFunctor
+{
+  using Ordinal = typename Rows::non_const_value_type;
+  ColPtr col_ptr;
+  Rows row;
+  Values val;
+  Cols cols;
+  Dx dx;
+  Y y;
+  int width;
+  int k;
+  Ordinal first;
+  std::int64_t span;
+  int parts;
+
+  KOKKOS_FUNCTION std::size_t first_at_or_after(std::size_t begin, std::size_t end,
+                                                Ordinal r) const
+  {
+    while (begin < end)
+    {
+      auto const mid = begin + (end - begin) / 2;
+      if (row(mid) < r)
+        begin = mid + 1;
+      else
+        end = mid;
+    }
+    return begin;
+  }
+
+  KOKKOS_FUNCTION void operator()(int t) const
+  {
+    auto const lo = Ordinal(first + span * t / parts);
+    auto const hi = Ordinal(first + span * (t + 1) / parts);
+    for (int i = 0; i < k; ++i)
+    {
+      auto const c = cols(i);
+      std::size_t begin = col_ptr(c);
+      std::size_t end = col_ptr(c + 1);
+      if (begin == end || row(end - 1) < lo || row(begin) >= hi)
+        continue;
+      if (row(begin) < lo)
+        begin = first_at_or_after(begin, end, lo);
+      if (row(end - 1) >= hi)
+        end = first_at_or_after(begin, end, hi);
+      DxRow<W, Dx> const x(dx, i, width);
+      for (auto p = begin; p < end; ++p)
+        add_scaled<false>(y, row(p), val(p), x);
+    }
+  }
+};
+
+// On a device: a team per changed column, its threads over the column's
+// entries (a hub column is spread over the team), vector lanes over B. Two
+// columns may share a row: the adds are atomic (native for double on current
+// GPUs), so the sums are not bitwise reproducible there.
+template <class Policy, class ColPtr, class Rows, class Values, class Cols, class Dx,
+          class Y>
+struct TeamScatterFunctor
+{
+  ColPtr col_ptr;
+  Rows row;
+  Values val;
+  Cols cols;
+  Dx dx;
+  Y y;
+  int width;
+
+  KOKKOS_FUNCTION void operator()(typename Policy::member_type const &team) const
+  {
+    int const i = team.league_rank();
+    auto const c = cols(i);
+    Kokkos::parallel_for(
+        Kokkos::TeamThreadRange(team, col_ptr(c), col_ptr(c + 1)), [&](std::size_t p) {
+          auto const r = row(p);
+          auto const v = val(p);
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, width), [&](int b) {
+            Kokkos::atomic_add(&y(r, b), v * dx(i, b));
+          });
+        });
+  }
+};
+
+// y += A[:, cols] * dx. `host_cols` are the ids readable on the host (read
+// only when host threads split the step by rows); `min_parallel_work` is
+// OperatorOptions::min_parallel_work.
 template <class ExecutionSpace, class Data, class Cols, class Dx, class Y>
 void scatter_apply(ExecutionSpace const &space, Data const &op, int width,
-                   Cols const &cols, Dx const &dx, Y const &y)
+                   typename Data::ordinal_type const *host_cols, Cols const &cols,
+                   Dx const &dx, Y const &y)
 {
   int const k = int(cols.extent(0));
   if (k == 0)
     return;
-  // Atomics only where work items run concurrently.
-  bool const atomic = kokkos_ext::concurrency(space) > 1;
   // Kokkos takes labels as std::string: built once, not per launch.
   static std::string const kernel_label = "hst::ScatterArm::apply";
-  dispatch_width(width, [&](auto w) {
-    constexpr int W = decltype(w)::value;
-    auto launch = [&](auto atomic_tag) {
+  if constexpr (is_synchronous_host_space<ExecutionSpace>)
+  {
+    // The step's work, estimated from the mean column length: O(1).
+    std::int64_t const work = op.n_cols > 0
+                                  ? std::int64_t(k) * std::int64_t(width) *
+                                        std::int64_t(op.nnz / std::size_t(op.n_cols) + 1)
+                                  : 0;
+    bool const inline_step = run_inline(space, work, op.options.min_parallel_work);
+    // The rows the step touches: first and last entry of each column.
+    using Ordinal = typename Data::ordinal_type;
+    Ordinal first = op.n_rows, last = -1;
+    if (!inline_step)
+    {
+      auto const *const col_ptr = op.csc_host.col_ptr.data();
+      auto const *const row = op.csc_host.row.data();
+      for (int i = 0; i < k; ++i)
+      {
+        auto const c = host_cols[i];
+        if (col_ptr[c] != col_ptr[c + 1])
+        {
+          first = std::min(first, row[col_ptr[c]]);
+          last = std::max(last, row[col_ptr[c + 1] - 1]);
+        }
+      }
+      if (last < first)
+        return;
+    }
+    dispatch_width(width, [&](auto w) {
+      constexpr int W = decltype(w)::value;
+      if (inline_step)
+      {
+        ScatterFunctor<W, decltype(op.col_ptr), decltype(op.csc_row),
+                       decltype(op.csc_val), Cols, Dx, Y> const functor{
+            op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width};
+        for (int i = 0; i < k; ++i)
+          functor(i);
+        return;
+      }
+      int const parts = kokkos_ext::concurrency(space);
       using Functor =
-          ScatterFunctor<W, decltype(atomic_tag)::value, decltype(op.col_ptr),
-                         decltype(op.csc_row), decltype(op.csc_val), Cols, Dx, Y>;
+          RowPartitionedScatterFunctor<W, decltype(op.col_ptr), decltype(op.csc_row),
+                                       decltype(op.csc_val), Cols, Dx, Y>;
       Kokkos::parallel_for(
           kernel_label,
-          Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<int>>(space, 0, k),
-          Functor{op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width});
-    };
-    if (atomic)
-      launch(std::true_type{});
-    else
-      launch(std::false_type{});
-  });
+          Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Static>,
+                              Kokkos::IndexType<int>>(space, 0, parts,
+                                                      Kokkos::ChunkSize(1)),
+          Functor{op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width, k, first,
+                  std::int64_t(last) - std::int64_t(first) + 1, parts});
+    });
+  }
+  else
+  {
+    (void)host_cols;
+    using Policy = Kokkos::TeamPolicy<ExecutionSpace>;
+    using Functor = TeamScatterFunctor<Policy, decltype(op.col_ptr), decltype(op.csc_row),
+                                       decltype(op.csc_val), Cols, Dx, Y>;
+    Kokkos::parallel_for(kernel_label,
+                         Policy(space, k, Kokkos::AUTO, vector_lanes(width)),
+                         Functor{op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width});
+  }
 }
 
 } // namespace hst::detail

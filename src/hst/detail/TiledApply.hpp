@@ -1,5 +1,6 @@
 #pragma once
 
+#include <hst/detail/Parallel.hpp>
 #include <hst/detail/Width.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -35,7 +36,7 @@ struct WorkRange
 // nonempty pieces, so an absent column of a scheduled tile costs nothing in
 // the kernel: no test, no zero multiply. Work items own distinct rows (a
 // tile's rows lie in its row block): no atomics, and the sum order is fixed by
-// the list.
+// the list, on any number of threads.
 template <int W, class Work, class Pieces, class Rows, class Values, class Dx, class Y>
 struct TiledFunctor
 {
@@ -61,25 +62,83 @@ struct TiledFunctor
   }
 };
 
+// On a device: a team per listed row block, its threads over the block's
+// pieces, vector lanes over B. Pieces of one block may share rows, so the adds
+// are atomic there (native for double on current GPUs): not bitwise
+// reproducible, unlike the host kernel.
+template <class Policy, class Work, class Pieces, class Rows, class Values, class Dx,
+          class Y>
+struct TeamTiledFunctor
+{
+  Work work;
+  Pieces pieces;
+  Rows row;
+  Values val;
+  Dx dx;
+  Y y;
+  int width;
+
+  KOKKOS_FUNCTION void operator()(typename Policy::member_type const &team) const
+  {
+    WorkRange const range = work(team.league_rank());
+    Kokkos::parallel_for(
+        Kokkos::TeamThreadRange(team, range.begin, range.end), [&](std::int32_t s) {
+          TilePiece const piece = pieces(s);
+          auto const end = piece.begin + std::size_t(piece.length);
+          for (auto p = piece.begin; p < end; ++p)
+          {
+            auto const r = row(p);
+            auto const v = val(p);
+            Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, width), [&](int b) {
+              Kokkos::atomic_add(&y(r, b), v * dx(piece.position, b));
+            });
+          }
+        });
+  }
+};
+
+// y += A[:, cols] * dx over the scheduled tiles; `entries` is the number of
+// entries the pieces hold (the step's work is entries x B).
 template <class ExecutionSpace, class Data, class Work, class Pieces, class Dx, class Y>
 void tiled_apply(ExecutionSpace const &space, Data const &op, int n_work,
-                 Work const &work, Pieces const &pieces, int width, Dx const &dx,
-                 Y const &y)
+                 std::int64_t entries, Work const &work, Pieces const &pieces, int width,
+                 Dx const &dx, Y const &y)
 {
   if (n_work == 0)
     return;
   // Kokkos takes labels as std::string: built once, not per launch.
   static std::string const kernel_label = "hst::ScheduledArm::apply";
-  prefetch_on_host<ExecutionSpace>(dx);
-  dispatch_width(width, [&](auto w) {
-    constexpr int W = decltype(w)::value;
-    using Functor = TiledFunctor<W, Work, Pieces, decltype(op.tile_row),
-                                 decltype(op.tile_val), Dx, Y>;
-    Kokkos::parallel_for(
-        kernel_label,
-        Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<int>>(space, 0, n_work),
-        Functor{work, pieces, op.tile_row, op.tile_val, dx, y, width});
-  });
+  if constexpr (is_synchronous_host_space<ExecutionSpace>)
+  {
+    prefetch_on_host<ExecutionSpace>(dx);
+    bool const inline_step =
+        run_inline(space, entries * width, op.options.min_parallel_work);
+    dispatch_width(width, [&](auto w) {
+      constexpr int W = decltype(w)::value;
+      using Functor = TiledFunctor<W, Work, Pieces, decltype(op.tile_row),
+                                   decltype(op.tile_val), Dx, Y>;
+      Functor const functor{work, pieces, op.tile_row, op.tile_val, dx, y, width};
+      if (inline_step)
+        for (int i = 0; i < n_work; ++i)
+          functor(i);
+      else // row blocks hold unequal numbers of pieces
+        Kokkos::parallel_for(
+            kernel_label,
+            Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<int>,
+                                Kokkos::Schedule<Kokkos::Dynamic>>(space, 0, n_work),
+            functor);
+    });
+  }
+  else
+  {
+    (void)entries;
+    using Policy = Kokkos::TeamPolicy<ExecutionSpace>;
+    using Functor = TeamTiledFunctor<Policy, Work, Pieces, decltype(op.tile_row),
+                                     decltype(op.tile_val), Dx, Y>;
+    Kokkos::parallel_for(kernel_label,
+                         Policy(space, n_work, Kokkos::AUTO, vector_lanes(width)),
+                         Functor{work, pieces, op.tile_row, op.tile_val, dx, y, width});
+  }
 }
 
 } // namespace hst::detail
