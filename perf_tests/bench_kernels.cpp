@@ -9,9 +9,12 @@
 //                 [--k 300] [--churn 0.01] [--motion drift|jump|frozen]
 //                 [--steps 200] [--untimed 1] [--reps 7]
 //                 [--arms scatter,exact,scheduled,adaptive,full]
+//                 [--min-parallel-work N]
 //
-// Steps 0 .. untimed-1 run first, untimed (step 0: an arm's first compile);
-// the rest are timed. The adaptive arm is the session settled: no periodic
+// --min-parallel-work sets OperatorOptions::min_parallel_work (on OpenMP:
+// 0 makes every step a parallel launch, a huge value runs every step on the
+// calling thread). Steps 0 .. untimed-1 run first, untimed (step 0: an arm's first
+// compile); the rest are timed. The adaptive arm is the session settled: no periodic
 // re-check, and its step-time samples (taken, as their cost is part of the
 // settled step) never re-probe; with --untimed 100 its probe is outside the
 // timed steps, and it prints the arm it chose.
@@ -35,6 +38,7 @@
 #include "Harness.hpp" // first: it includes KokkosSparse_spmv.hpp (see there)
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -68,6 +72,7 @@ struct Args
   int untimed = 1;
   int reps = 7;
   std::string arms = "scatter,exact,scheduled";
+  std::int64_t min_parallel_work = hst::OperatorOptions{}.min_parallel_work;
 };
 
 Args parse(int argc, char **argv)
@@ -96,6 +101,8 @@ Args parse(int argc, char **argv)
       a.reps = std::atoi(value.c_str());
     else if (key == "--arms")
       a.arms = value;
+    else if (key == "--min-parallel-work")
+      a.min_parallel_work = std::atoll(value.c_str());
     else
     {
       std::fprintf(stderr, "unknown argument %s\n", key.c_str());
@@ -203,7 +210,9 @@ int run_all(Args const &a)
   Kokkos::deep_copy(dx, dx_host);
   Kokkos::deep_copy(x, x_host);
   KokkosSparse::spmv("N", 1.0, A, x, 0.0, y_full);
-  hst::Operator<Scalar, Ordinal, MemorySpace> op(A);
+  hst::OperatorOptions options;
+  options.min_parallel_work = a.min_parallel_work;
+  hst::Operator<Scalar, Ordinal, MemorySpace> op(A, options);
   R run{A, std::move(op), cols, dx, y_full, a.steps, a.untimed};
   // Steps 0 .. untimed-1 of an arm, then y = 0: what the timed steps follow.
   auto untimed_steps = [&](auto &arm, Y const &y) {
@@ -287,10 +296,12 @@ int run_all(Args const &a)
     }
 
   std::printf("grid %dx%d %s y=%s k=%zu churn=%g %s steps=%d (timed from %d) reps=%d "
-              "max_rel_diff=%.2e\n",
+              "max_rel_diff=%.2e %s concurrency=%d min_parallel_work=%lld\n",
               a.side, a.side, a.shuffled ? "shuffled" : "natural",
               a.right ? "LayoutRight" : "LayoutLeft", k, a.churn, a.motion.c_str(),
-              a.steps, a.untimed, a.reps, worst);
+              a.steps, a.untimed, a.reps, worst, ExecutionSpace::name(),
+              hst::kokkos_ext::concurrency(ExecutionSpace{}),
+              static_cast<long long>(a.min_parallel_work));
   for (auto const &name : names)
   {
     std::vector<double> ratio;

@@ -5,7 +5,6 @@
 #
 #   scripts/kokkos_from_debian.sh openmp PREFIX   OpenMP + Serial, ETI off
 #   scripts/kokkos_from_debian.sh hip    PREFIX   HIP (gfx908 + gfx90a) + Serial, ETI off
-#   scripts/kokkos_from_debian.sh cuda   PREFIX   CUDA (Ampere80) + Serial, ETI off
 #
 # The source package comes through `apt-get source` with a private deb-src
 # list and private apt state under PREFIX/../apt: the system's apt sources are
@@ -17,8 +16,8 @@
 # build time on 2 cores for kernels HST does not call.
 set -euo pipefail
 
-backend=${1:?usage: kokkos_from_debian.sh openmp|hip|cuda PREFIX}
-prefix=${2:?usage: kokkos_from_debian.sh openmp|hip|cuda PREFIX}
+backend=${1:?usage: kokkos_from_debian.sh openmp|hip PREFIX}
+prefix=${2:?usage: kokkos_from_debian.sh openmp|hip PREFIX}
 mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
 jobs=${HST_BUILD_JOBS:-2}
@@ -62,13 +61,8 @@ case "$backend" in
     compiler=(-DCMAKE_CXX_COMPILER=hipcc "-DCMAKE_CXX_FLAGS=--offload-arch=gfx90a")
     kokkos_flags+=(-DKokkos_ENABLE_HIP=ON -DKokkos_ARCH_VEGA908=ON)
     ;;
-  cuda)
-    compiler=(-DCMAKE_CXX_COMPILER="$src/kokkos/bin/nvcc_wrapper")
-    kokkos_flags+=(-DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_CUDA_LAMBDA=ON
-      -DKokkos_ARCH_AMPERE80=ON)
-    ;;
   *)
-    echo "kokkos_from_debian: unknown backend '$backend' (openmp, hip or cuda)" >&2
+    echo "kokkos_from_debian: unknown backend '$backend' (openmp or hip)" >&2
     exit 2
     ;;
 esac

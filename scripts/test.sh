@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
-# CI job: a Debug build with -Wpedantic and ASan/UBSan running the unit tests;
-# then a RelWithDebInfo build with tests, examples and benchmarks, the
-# examples built standalone against the installed HST, and the whole ctest
-# suite. Warnings are errors in both builds.
+# CI job, on Debian's Kokkos (Serial) and on Kokkos 3.4.1 built for other
+# backends from Debian's own trilinos source (scripts/kokkos_from_debian.sh,
+# reused from build-deps/ when present):
+# 1. Serial, Debug with -Wpedantic and ASan/UBSan: the unit tests.
+# 2. Serial, RelWithDebInfo: tests, examples and benchmarks; the examples
+#    built standalone against the installed HST; the whole ctest suite.
+# 3. OpenMP + Serial: the whole suite at OMP_NUM_THREADS=2, then at 1.
+# 4. HIP (gfx908, gfx90a), compile and link only (no GPU here):
+#    tstEntryPoints, every public entry point on every memory space, and
+#    every public header on its own. nvcc: HST's sources through its front end.
+# Warnings are errors in every build.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 scripts/install_deps.sh
 
-build=build-test
 mpi=OFF
 [[ -d src/hst/distributed ]] && mpi=ON
 flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS=-Wall -Wextra -Werror")
+section() { printf '\n=== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
 
-# Sanitizers and pedantic warnings on the unit tests (Debug: assertions on).
+section "Serial: sanitizers"
 sanitize="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug \
   "-DCMAKE_CXX_FLAGS=-Wall -Wextra -Wpedantic -Werror $sanitize" \
@@ -21,6 +28,8 @@ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug \
 cmake --build build-sanitize -j2
 ctest --test-dir build-sanitize --output-on-failure
 
+section "Serial: tests, examples, benchmarks"
+build=build-test
 cmake -S . -B "$build" "${flags[@]}" \
   -DHST_ENABLE_TESTS=ON -DHST_ENABLE_EXAMPLES=ON -DHST_ENABLE_BENCHMARKS=ON \
   -DHST_ENABLE_MPI="$mpi"
@@ -33,6 +42,50 @@ cmake --install "$build" --prefix "$tmp/install"
 cmake -S examples -B "$tmp/examples" "${flags[@]}" -DCMAKE_PREFIX_PATH="$tmp/install"
 cmake --build "$tmp/examples" -j2
 ctest --test-dir "$tmp/examples" --output-on-failure
+ctest --test-dir "$build" --output-on-failure 2>&1 | tee "$tmp/serial-summary.txt"
 
-# The whole suite last, so its summary closes the log.
-ctest --test-dir "$build" --output-on-failure
+section "OpenMP: the whole suite at 2 threads and at 1"
+scripts/kokkos_from_debian.sh openmp build-deps/kokkos-openmp
+cmake -S . -B build-openmp "${flags[@]}" -DCMAKE_PREFIX_PATH="$PWD/build-deps/kokkos-openmp" \
+  -DHST_ENABLE_TESTS=ON -DHST_ENABLE_EXAMPLES=ON -DHST_ENABLE_MPI="$mpi"
+cmake --build build-openmp -j2
+# Passive waits: MPI tests put up to 4 ranks of 2 threads on 2 cores, where
+# spinning OpenMP threads would take the cores from the ranks they wait for.
+for threads in 2 1; do
+  echo "OMP_NUM_THREADS=$threads"
+  OMP_NUM_THREADS=$threads OMP_PROC_BIND=false OMP_WAIT_POLICY=passive \
+    ctest --test-dir build-openmp --output-on-failure 2>&1 | tee "$tmp/openmp-$threads.txt"
+done
+
+# Compile-only device jobs: Kokkos for the backend, then HST's entry points.
+device_compile() {
+  local backend=$1 compiler=$2 extra=$3
+  scripts/kokkos_from_debian.sh "$backend" "build-deps/kokkos-$backend"
+  cmake -S . -B "build-$backend" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_COMPILER="$compiler" "-DCMAKE_CXX_FLAGS=-Wall -Wextra -Werror $extra" \
+    -DCMAKE_PREFIX_PATH="$PWD/build-deps/kokkos-$backend" -DHST_ENABLE_TESTS=ON
+  cmake --build "build-$backend" -j2 --target tstEntryPoints hst_headers_self_contained
+  echo "$backend: tstEntryPoints and every public header compiled and linked"
+}
+section "HIP: compile and link"
+# hipcc asks the (absent) GPU for its target unless told.
+HCC_AMDGPU_TARGET=gfx908 device_compile hip hipcc --offload-arch=gfx90a
+# Debian's Kokkos 3.4.1 does not build for CUDA with nvcc 13 (README,
+# "Backends"). What nvcc can check is that HST's code passes its front end: the
+# entry points and the allocation-counting test, compiled as CUDA sources
+# against Debian's Serial Kokkos (objects only).
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+if [[ -x $nvcc ]]; then
+  section "nvcc: front end"
+  for source in unit_tests/tstEntryPoints.cpp unit_tests/tstAllocations.cpp; do
+    "$nvcc" -x cu -std=c++17 -arch=sm_80 -Werror all-warnings -I src -I build-test/include \
+      -isystem /usr/include/trilinos -I unit_tests -c "$source" -o "$tmp/$(basename "$source").o"
+    echo "nvcc: $source compiled"
+  done
+fi
+
+# The summaries last, so they close the log.
+section "Summaries"
+for f in serial-summary openmp-2 openmp-1; do
+  echo "$f: $(grep -E 'tests passed|tests failed' "$tmp/$f.txt")"
+done

@@ -28,6 +28,10 @@ inline void *allocate(std::size_t size) noexcept
 }
 } // namespace hst_test::heap
 
+// The replacements are host code: nvcc and hipcc would otherwise compile them
+// for the device too (where `throw` does not exist), so their device passes
+// do not see them.
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
 // GCC sees the malloc/free pair through the replaced operators and warns.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
@@ -53,6 +57,7 @@ void operator delete[](void *p, std::size_t) noexcept { std::free(p); }
 void operator delete(void *p, std::nothrow_t const &) noexcept { std::free(p); }
 void operator delete[](void *p, std::nothrow_t const &) noexcept { std::free(p); }
 #pragma GCC diagnostic pop
+#endif
 
 namespace hst_test
 {

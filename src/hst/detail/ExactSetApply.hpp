@@ -125,8 +125,7 @@ void exact_set_apply(ExecutionSpace const &space, int n_touched, std::int64_t en
       using Functor = ExactSetFunctor<W, Rows, RowPtr, Positions, Values, Dx, Y>;
       Functor const functor{rows, row_ptr, position, val, dx, y, width};
       if (inline_step)
-        for (int s = 0; s < n_touched; ++s)
-          functor(s);
+        run_on_calling_thread(space, kernel_label, n_touched, functor);
       else
         Kokkos::parallel_for(kernel_label,
                              Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<int>>(

@@ -14,6 +14,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 namespace hst::detail
@@ -54,6 +55,24 @@ bool run_inline(ExecutionSpace const &space, std::int64_t work,
     return work < min_parallel_work || kokkos_ext::concurrency(space) == 1;
   else
     return (void)space, (void)work, (void)min_parallel_work, false;
+}
+
+// Runs functor(i) for i in [0, n) on the calling thread, announced to Kokkos
+// Tools as a kernel named `label` on `space`, as its launch would be (a
+// kernel timer or a launch counter sees every step, parallel or not).
+template <class ExecutionSpace, class Functor>
+void run_on_calling_thread(ExecutionSpace const &space, std::string const &label, int n,
+                           Functor const &functor)
+{
+  bool const tools = Kokkos::Tools::profileLibraryLoaded();
+  std::uint64_t kernel_id = 0;
+  if (tools)
+    Kokkos::Tools::beginParallelFor(label, Kokkos::Tools::Experimental::device_id(space),
+                                    &kernel_id);
+  for (int i = 0; i < n; ++i)
+    functor(i);
+  if (tools)
+    Kokkos::Tools::endParallelFor(kernel_id);
 }
 
 // Before the host rewrites planned data that kernels on `space` read: waits

@@ -174,8 +174,7 @@ void scatter_apply(ExecutionSpace const &space, Data const &op, int width,
         ScatterFunctor<W, decltype(op.col_ptr), decltype(op.csc_row),
                        decltype(op.csc_val), Cols, Dx, Y> const functor{
             op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width};
-        for (int i = 0; i < k; ++i)
-          functor(i);
+        run_on_calling_thread(space, kernel_label, k, functor);
         return;
       }
       int const parts = kokkos_ext::concurrency(space);

@@ -119,8 +119,7 @@ void tiled_apply(ExecutionSpace const &space, Data const &op, int n_work,
                                    decltype(op.tile_val), Dx, Y>;
       Functor const functor{work, pieces, op.tile_row, op.tile_val, dx, y, width};
       if (inline_step)
-        for (int i = 0; i < n_work; ++i)
-          functor(i);
+        run_on_calling_thread(space, kernel_label, n_work, functor);
       else // row blocks hold unequal numbers of pieces
         Kokkos::parallel_for(
             kernel_label,
