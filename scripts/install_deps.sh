@@ -6,6 +6,8 @@ packages=(
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
   libopenmpi-dev openmpi-bin libgtest-dev libbenchmark-dev
   cmake g++ make python3-matplotlib
+  # the HIP compile job of scripts/test.sh (Kokkos built by kokkos_from_debian.sh)
+  hipcc libamdhip64-dev rocm-device-libs
 )
 
 missing=()
