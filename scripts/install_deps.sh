@@ -6,6 +6,9 @@ packages=(
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
   libopenmpi-dev openmpi-bin libgtest-dev libbenchmark-dev
   cmake g++ make python3-matplotlib
+  # PyTorch extension (HST_ENABLE_TORCH): Debian's libtorch and its Python,
+  # used through /usr/bin/python3.
+  libtorch-dev python3-torch python3-pytest python3-numpy python3-scipy
 )
 
 missing=()
