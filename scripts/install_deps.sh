@@ -8,6 +8,9 @@ packages=(
   cmake g++ make python3-matplotlib
   # the HIP compile job of scripts/test.sh (Kokkos built by kokkos_from_debian.sh)
   hipcc libamdhip64-dev rocm-device-libs
+  # PyTorch extension (HST_ENABLE_TORCH): Debian's libtorch and its Python,
+  # used through /usr/bin/python3.
+  libtorch-dev python3-torch python3-pytest python3-numpy python3-scipy
 )
 
 missing=()

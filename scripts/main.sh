@@ -8,7 +8,8 @@ scripts/install_deps.sh
 build=build-main
 results=hst-results
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release \
-  -DHST_ENABLE_EXAMPLES=ON -DHST_ENABLE_BENCHMARKS=ON -DHST_ENABLE_MPI=ON
+  -DHST_ENABLE_EXAMPLES=ON -DHST_ENABLE_BENCHMARKS=ON -DHST_ENABLE_MPI=ON \
+  -DHST_ENABLE_TORCH=ON -DPython3_EXECUTABLE=/usr/bin/python3
 cmake --build "$build" -j2
 
 mkdir -p "$results"
@@ -24,6 +25,10 @@ mkdir -p "$results"
 "$build/perf_tests/bench_ladder" --benchmark_repetitions=3 \
   --benchmark_out="$results/ladder.json" --benchmark_out_format=json \
   | tee "$results/ladder.txt"
+
+# The seed note's ladder from Python: torch.sparse.mm, a torch slice and the
+# arms through the extension, with the extension's call cost over C++.
+PYTHONPATH="$build/python" /usr/bin/python3 perf_tests/ladder.py | tee "$results/ladder_torch.txt"
 
 # The adaptive session's own costs: settled overhead, following a drift/jump/drift run.
 "$build/perf_tests/bench_adaptive" --benchmark_min_time=0.2 \

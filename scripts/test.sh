@@ -30,9 +30,12 @@ ctest --test-dir build-sanitize --output-on-failure
 
 section "Serial: tests, examples, benchmarks"
 build=build-test
+# The PyTorch extension is built and its pytest suite run (ctest: python_hst)
+# here only: ASan would have to be preloaded into the Python interpreter.
+# Debian's python3-torch is seen by /usr/bin/python3 only.
 cmake -S . -B "$build" "${flags[@]}" \
   -DHST_ENABLE_TESTS=ON -DHST_ENABLE_EXAMPLES=ON -DHST_ENABLE_BENCHMARKS=ON \
-  -DHST_ENABLE_MPI="$mpi"
+  -DHST_ENABLE_MPI="$mpi" -DHST_ENABLE_TORCH=ON -DPython3_EXECUTABLE=/usr/bin/python3
 cmake --build "$build" -j2
 
 # The examples, built standalone against the installed package.
@@ -42,6 +45,10 @@ cmake --install "$build" --prefix "$tmp/install"
 cmake -S examples -B "$tmp/examples" "${flags[@]}" -DCMAKE_PREFIX_PATH="$tmp/install"
 cmake --build "$tmp/examples" -j2
 ctest --test-dir "$tmp/examples" --output-on-failure
+# The installed Python package, imported from outside the trees.
+pyver=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+(cd "$tmp" && PYTHONPATH="$tmp/install/lib/python$pyver/site-packages" /usr/bin/python3 -c \
+  'import hst, torch; op = hst.HSTOperator(hst.suite_operator("grid2d_5pt_100x100")); y = torch.zeros(op.num_rows, 8, dtype=torch.float64); op.scatter(8).apply_cols([3], torch.ones(1, 8, dtype=torch.float64), y); assert y.abs().sum() > 0; print("installed hst:", hst.__file__)')
 ctest --test-dir "$build" --output-on-failure 2>&1 | tee "$tmp/serial-summary.txt"
 
 section "OpenMP: the whole suite at 2 threads and at 1"
