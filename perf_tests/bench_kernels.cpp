@@ -242,12 +242,24 @@ int run_all(Args const &a)
         auto arm = run.op.scatter(width);
         untimed_steps(arm, y);
         seconds = timed_steps(arm, run, y);
+        if (rep == 0)
+          std::printf("work items, scatter: %zu columns (host: 1 per column on one "
+                      "thread, 1 row range per thread in parallel); device kernel: %zu "
+                      "teams, threads over each column's entries x %d lanes\n",
+                      run.cols.extent(1), run.cols.extent(1),
+                      hst::detail::vector_lanes(width));
       }
       else if (name == "exact")
       {
         auto arm = run.op.baseline(width);
         untimed_steps(arm, y);
         seconds = timed_steps(arm, run, y);
+        if (rep == 0)
+          std::printf("work items, exact set: %lld touched rows (%lld entries); device "
+                      "kernel: %lld teams of 32 rows x %d lanes\n",
+                      (long long)arm.touched_rows(), (long long)arm.entries(),
+                      (long long)(arm.touched_rows() + 31) / 32,
+                      hst::detail::vector_lanes(width));
       }
       else if (name == "adaptive")
       {
@@ -277,6 +289,12 @@ int run_all(Args const &a)
                       (long long)st.replans, (long long)st.tiles_compiled,
                       (long long)st.tiles_retired, (long long)st.column_tiles,
                       (long long)st.tiles, (long long)st.row_blocks, run.cols.extent(1));
+        if (rep == 0)
+          std::printf("work items, scheduled: %lld row blocks, %lld pieces (%lld "
+                      "entries); device kernel: %lld teams, threads over pieces x %d "
+                      "lanes\n",
+                      (long long)st.row_blocks, (long long)st.pieces, (long long)st.entries,
+                      (long long)st.row_blocks, hst::detail::vector_lanes(width));
       }
       else if (name == "full" && std::is_same_v<Layout, Kokkos::LayoutLeft>)
       {

@@ -39,6 +39,10 @@ public:
 
   /// Number of compiles so far (one per step whose column set changed).
   std::int64_t compiles() const { return compiles_; }
+  /// Rows of y the last compiled list touches (work items of its kernel).
+  std::int64_t touched_rows() const { return n_touched_; }
+  /// Entries of A the last compiled list holds.
+  std::int64_t entries() const { return std::int64_t(n_entries_); }
 
 private:
   template <class T>

@@ -23,6 +23,8 @@ struct ScheduleStats
   std::int64_t column_tiles = 0;   ///< column tiles scheduled now
   std::int64_t tiles = 0;          ///< tiles (row block x column tile) now
   std::int64_t row_blocks = 0;     ///< row blocks (work items) of the last step
+  std::int64_t pieces = 0;         ///< pieces (a column inside a tile) of the last step
+  std::int64_t entries = 0;        ///< entries of A those pieces hold
 };
 
 /// Scheduled arm: a schedule of column tiles, compiled for the tiles that the
@@ -234,6 +236,7 @@ private:
       auto const length = std::int32_t(segment_ptr[segment + 1] - begin);
       pieces_.host()[e] = {begin, length, position};
       piece_entries_ += length;
+      ++n_pieces_;
       piece_segment_[std::size_t(e)] = segment;
       segment_piece_[segment] = e;
       touch(block);
@@ -249,6 +252,7 @@ private:
     for_each_segment(c, [&](std::size_t segment, std::int32_t block) {
       auto const e = segment_piece_[segment];
       piece_entries_ -= pieces_.host()[e].length;
+      --n_pieces_;
       auto const last = block_start_[block] + --block_count_[block];
       if (e != last)
       {
@@ -398,6 +402,8 @@ private:
       block_dirty_[block] = 0;
     dirty_blocks_.clear();
     stats_.row_blocks = std::int64_t(n_work_);
+    stats_.pieces = n_pieces_;
+    stats_.entries = piece_entries_;
   }
 
   void add_tile(std::int32_t t)
@@ -478,6 +484,7 @@ private:
   detail::PlannedBuffer<detail::WorkRange, MemorySpace> work_;
   detail::PlannedBuffer<Piece, MemorySpace> pieces_;
   std::int32_t n_work_ = 0;
+  std::int64_t n_pieces_ = 0;      // pieces the lists hold
   std::int64_t piece_entries_ = 0; // entries the piece lists hold: a step's work
   ScheduleStats stats_;
 };
