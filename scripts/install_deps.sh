@@ -6,6 +6,9 @@ packages=(
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
   libopenmpi-dev openmpi-bin libgtest-dev libbenchmark-dev
   cmake g++ make python3-matplotlib
+  # The Tpetra adapter (HST_ENABLE_TPETRA). Its -dev package pulls in neither
+  # Teuchos' headers nor Epetra's CMake config, which Tpetra's need.
+  libtrilinos-tpetra-dev libtrilinos-teuchos-dev libtrilinos-epetra-dev
 )
 
 missing=()
