@@ -11,6 +11,11 @@ scripts/install_deps.sh
 build=build-test
 mpi=OFF
 [[ -d src/hst/distributed ]] && mpi=ON
+# The Tpetra adapter when Tpetra is installed (install_deps.sh installs it);
+# the RelWithDebInfo build only: its test, example and benchmark add ~2 min.
+tpetra=OFF
+[[ $mpi == ON && -d src/hst/tpetra && -f /usr/include/trilinos/Tpetra_CrsMatrix.hpp ]] &&
+  tpetra=ON
 flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS=-Wall -Wextra -Werror")
 
 # Sanitizers and pedantic warnings on the unit tests (Debug: assertions on).
@@ -23,7 +28,7 @@ ctest --test-dir build-sanitize --output-on-failure
 
 cmake -S . -B "$build" "${flags[@]}" \
   -DHST_ENABLE_TESTS=ON -DHST_ENABLE_EXAMPLES=ON -DHST_ENABLE_BENCHMARKS=ON \
-  -DHST_ENABLE_MPI="$mpi"
+  -DHST_ENABLE_MPI="$mpi" -DHST_ENABLE_TPETRA="$tpetra"
 cmake --build "$build" -j2
 
 # The examples, built standalone against the installed package.
