@@ -11,6 +11,9 @@ packages=(
   # PyTorch extension (HST_ENABLE_TORCH): Debian's libtorch and its Python,
   # used through /usr/bin/python3.
   libtorch-dev python3-torch python3-pytest python3-numpy python3-scipy
+  # The Tpetra adapter (HST_ENABLE_TPETRA). Its -dev package pulls in neither
+  # Teuchos' headers nor Epetra's CMake config, which Tpetra's need.
+  libtrilinos-tpetra-dev libtrilinos-teuchos-dev libtrilinos-epetra-dev
 )
 
 missing=()

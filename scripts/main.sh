@@ -9,7 +9,8 @@ build=build-main
 results=hst-results
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DHST_ENABLE_EXAMPLES=ON -DHST_ENABLE_BENCHMARKS=ON -DHST_ENABLE_MPI=ON \
-  -DHST_ENABLE_TORCH=ON -DPython3_EXECUTABLE=/usr/bin/python3
+  -DHST_ENABLE_TORCH=ON -DPython3_EXECUTABLE=/usr/bin/python3 \
+  -DHST_ENABLE_TPETRA=ON
 cmake --build "$build" -j2
 
 mkdir -p "$results"
@@ -47,6 +48,15 @@ mpirun=(mpiexec --oversubscribe)
 "${mpirun[@]}" -n 2 "$build/perf_tests/bench_distributed" \
   --out="$results/distributed-2.tsv" --baseline="$results/distributed-1.tsv" \
   | tee "$results/distributed-2.txt"
+
+# The Tpetra adapter against Tpetra::CrsMatrix::apply (1e6-row grid), on 1
+# rank and on 2.
+if [[ -x "$build/perf_tests/bench_tpetra" ]]; then
+  for ranks in 1 2; do
+    OMPI_MCA_mpi_yield_when_idle=1 "${mpirun[@]}" -n "$ranks" \
+      "$build/perf_tests/bench_tpetra" | tee "$results/tpetra-$ranks.txt"
+  done
+fi
 
 # Debian's interpreter: its python3-matplotlib is not visible to a pyenv/venv python3.
 /usr/bin/python3 scripts/plot_results.py "$results"
