@@ -11,6 +11,11 @@
 //                 [--arms scatter,exact,scheduled,adaptive,full]
 //                 [--min-parallel-work N]
 //
+// An arm name with the suffix "@1" (scatter@1, exact@1, scheduled@1) runs
+// that arm on a second operator whose steps all run on the calling thread:
+// on OpenMP, the same process's one-thread baseline, interleaved with the
+// parallel arms in the same repetitions.
+//
 // --min-parallel-work sets OperatorOptions::min_parallel_work (on OpenMP:
 // 0 makes every step a parallel launch, a huge value runs every step on the
 // calling thread). Steps 0 .. untimed-1 run first, untimed (step 0: an arm's first
@@ -42,7 +47,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -214,6 +221,11 @@ int run_all(Args const &a)
   options.min_parallel_work = a.min_parallel_work;
   hst::Operator<Scalar, Ordinal, MemorySpace> op(A, options);
   R run{A, std::move(op), cols, dx, y_full, a.steps, a.untimed};
+  hst::OperatorOptions one_thread_options;
+  one_thread_options.min_parallel_work = std::numeric_limits<std::int64_t>::max();
+  std::optional<hst::Operator<Scalar, Ordinal, MemorySpace>> op_one_thread;
+  if (a.arms.find("@1") != std::string::npos)
+    op_one_thread.emplace(A, one_thread_options);
   // Steps 0 .. untimed-1 of an arm, then y = 0: what the timed steps follow.
   auto untimed_steps = [&](auto &arm, Y const &y) {
     for (int s = 0; s < a.untimed; ++s)
@@ -234,15 +246,18 @@ int run_all(Args const &a)
   for (int rep = 0; rep < a.reps; ++rep)
     for (std::size_t j = 0; j < names.size(); ++j)
     {
-      auto const &name = names[(j + rep) % names.size()];
+      auto const &label = names[(j + rep) % names.size()];
+      bool const one_thread = label.size() > 2 && label.substr(label.size() - 2) == "@1";
+      auto const name = one_thread ? label.substr(0, label.size() - 2) : label;
+      auto &op = one_thread ? *op_one_thread : run.op;
       Kokkos::deep_copy(y, 0.0);
       double seconds = 0;
       if (name == "scatter")
       {
-        auto arm = run.op.scatter(width);
+        auto arm = op.scatter(width);
         untimed_steps(arm, y);
         seconds = timed_steps(arm, run, y);
-        if (rep == 0)
+        if (rep == 0 && !one_thread)
           std::printf("work items, scatter: %zu columns (host: 1 per column on one "
                       "thread, 1 row range per thread in parallel); device kernel: %zu "
                       "teams, threads over each column's entries x %d lanes\n",
@@ -251,10 +266,10 @@ int run_all(Args const &a)
       }
       else if (name == "exact")
       {
-        auto arm = run.op.baseline(width);
+        auto arm = op.baseline(width);
         untimed_steps(arm, y);
         seconds = timed_steps(arm, run, y);
-        if (rep == 0)
+        if (rep == 0 && !one_thread)
           std::printf("work items, exact set: %lld touched rows (%lld entries); device "
                       "kernel: %lld teams of 32 rows x %d lanes\n",
                       (long long)arm.touched_rows(), (long long)arm.entries(),
@@ -266,7 +281,7 @@ int run_all(Args const &a)
         hst::AdaptiveOptions o;
         o.recheck_period = 0;
         o.time_shift_ratio = 1e9;
-        auto arm = run.op.adaptive(run.step_cols(0), width, o);
+        auto arm = op.adaptive(run.step_cols(0), width, o);
         untimed_steps(arm, y);
         seconds = timed_steps(arm, run, y);
         auto const &r = arm.report();
@@ -279,7 +294,7 @@ int run_all(Args const &a)
       }
       else if (name == "scheduled")
       {
-        auto arm = run.op.session(run.step_cols(0), width);
+        auto arm = op.session(run.step_cols(0), width);
         untimed_steps(arm, y);
         seconds = timed_steps(arm, run, y);
         auto const &st = arm.stats();
@@ -289,12 +304,13 @@ int run_all(Args const &a)
                       (long long)st.replans, (long long)st.tiles_compiled,
                       (long long)st.tiles_retired, (long long)st.column_tiles,
                       (long long)st.tiles, (long long)st.row_blocks, run.cols.extent(1));
-        if (rep == 0)
+        if (rep == 0 && !one_thread)
           std::printf("work items, scheduled: %lld row blocks, %lld pieces (%lld "
                       "entries); device kernel: %lld teams, threads over pieces x %d "
                       "lanes\n",
-                      (long long)st.row_blocks, (long long)st.pieces, (long long)st.entries,
-                      (long long)st.row_blocks, hst::detail::vector_lanes(width));
+                      (long long)st.row_blocks, (long long)st.pieces,
+                      (long long)st.entries, (long long)st.row_blocks,
+                      hst::detail::vector_lanes(width));
       }
       else if (name == "full" && std::is_same_v<Layout, Kokkos::LayoutLeft>)
       {
@@ -310,7 +326,7 @@ int run_all(Args const &a)
         return 2;
       }
       worst = std::max(worst, hst::workload::relative_difference(y, y_full));
-      us[name].push_back(1e6 * seconds / (a.steps - a.untimed));
+      us[label].push_back(1e6 * seconds / (a.steps - a.untimed));
     }
 
   std::printf("grid %dx%d %s y=%s k=%zu churn=%g %s steps=%d (timed from %d) reps=%d "
@@ -326,7 +342,7 @@ int run_all(Args const &a)
     if (us.count("scatter"))
       for (int rep = 0; rep < a.reps; ++rep)
         ratio.push_back(us[name][rep] / us["scatter"][rep]);
-    std::printf("  %-10s median %9.2f us/step  min %9.2f", name.c_str(), median(us[name]),
+    std::printf("  %-12s median %9.2f us/step  min %9.2f", name.c_str(), median(us[name]),
                 *std::min_element(us[name].begin(), us[name].end()));
     if (!ratio.empty())
       std::printf("  /scatter %.3f", median(ratio));
