@@ -306,10 +306,11 @@ int run_all(Args const &a)
                       (long long)st.tiles, (long long)st.row_blocks, run.cols.extent(1));
         if (rep == 0 && !one_thread)
           std::printf("work items, scheduled: %lld row blocks, %lld pieces (%lld "
-                      "entries); device kernel: %lld teams, threads over pieces x %d "
-                      "lanes\n",
+                      "entries); device kernel: >= %lld teams of <= 32 pieces, "
+                      "threads over pieces x %d lanes\n",
                       (long long)st.row_blocks, (long long)st.pieces,
-                      (long long)st.entries, (long long)st.row_blocks,
+                      (long long)st.entries,
+                      (long long)std::max(st.row_blocks, (st.pieces + 31) / 32),
                       hst::detail::vector_lanes(width));
       }
       else if (name == "full" && std::is_same_v<Layout, Kokkos::LayoutLeft>)

@@ -148,8 +148,8 @@ private:
       history_.remember(host_cols, k);
     }
     if (k > 0)
-      detail::tiled_apply(space, *this->op_, n_work_, piece_entries_, work_.device(),
-                          pieces_.device(), this->width_, dx, y);
+      detail::tiled_apply(space, *this->op_, n_work_, piece_entries_, max_block_pieces_,
+                          work_.device(), pieces_.device(), this->width_, dx, y);
   }
 
   void check_covered(Ordinal const *cols, std::size_t k) const
@@ -374,10 +374,12 @@ private:
   void publish(ExecutionSpace const &space)
   {
     detail::WorkRange *const work = work_.host();
+    max_block_pieces_ = 0;
     for (std::int32_t w = 0; w < n_work_; ++w)
     {
       auto const block = work_block_[std::size_t(w)];
       work[w] = {block_start_[block], block_start_[block] + block_count_[block]};
+      max_block_pieces_ = std::max(max_block_pieces_, block_count_[block]);
     }
     if constexpr (!decltype(pieces_)::shared)
     {
@@ -484,8 +486,9 @@ private:
   detail::PlannedBuffer<detail::WorkRange, MemorySpace> work_;
   detail::PlannedBuffer<Piece, MemorySpace> pieces_;
   std::int32_t n_work_ = 0;
-  std::int64_t n_pieces_ = 0;      // pieces the lists hold
-  std::int64_t piece_entries_ = 0; // entries the piece lists hold: a step's work
+  std::int64_t n_pieces_ = 0;         // pieces the lists hold
+  std::int32_t max_block_pieces_ = 0; // the most pieces one listed block holds
+  std::int64_t piece_entries_ = 0;    // entries the piece lists hold: a step's work
   ScheduleStats stats_;
 };
 

@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -62,9 +63,10 @@ struct TiledFunctor
   }
 };
 
-// On a device: a team per listed row block, its threads over the block's
-// pieces, vector lanes over B. Pieces of one block may share rows, so the adds
-// are atomic there (native for double on current GPUs): not bitwise
+// On a device: a team per `pieces_per_team` pieces of a listed row block (a
+// block holding more gets several teams), its threads over those pieces,
+// vector lanes over B. Pieces of one block may share rows, so the adds are
+// atomic there (native for double on current GPUs): not bitwise
 // reproducible, unlike the host kernel.
 template <class Policy, class Work, class Pieces, class Rows, class Values, class Dx,
           class Y>
@@ -77,32 +79,38 @@ struct TeamTiledFunctor
   Dx dx;
   Y y;
   int width;
+  int teams_per_block;
+  static constexpr std::int32_t pieces_per_team = 32;
 
   KOKKOS_FUNCTION void operator()(typename Policy::member_type const &team) const
   {
-    WorkRange const range = work(team.league_rank());
-    Kokkos::parallel_for(
-        Kokkos::TeamThreadRange(team, range.begin, range.end), [&](std::int32_t s) {
-          TilePiece const piece = pieces(s);
-          auto const end = piece.begin + std::size_t(piece.length);
-          for (auto p = piece.begin; p < end; ++p)
-          {
-            auto const r = row(p);
-            auto const v = val(p);
-            Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, width), [&](int b) {
-              Kokkos::atomic_add(&y(r, b), v * dx(piece.position, b));
-            });
-          }
+    WorkRange const range = work(team.league_rank() / teams_per_block);
+    std::int32_t const begin =
+        range.begin + (team.league_rank() % teams_per_block) * pieces_per_team;
+    std::int32_t const end =
+        begin + pieces_per_team < range.end ? begin + pieces_per_team : range.end;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](std::int32_t s) {
+      TilePiece const piece = pieces(s);
+      auto const end = piece.begin + std::size_t(piece.length);
+      for (auto p = piece.begin; p < end; ++p)
+      {
+        auto const r = row(p);
+        auto const v = val(p);
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, width), [&](int b) {
+          Kokkos::atomic_add(&y(r, b), v * dx(piece.position, b));
         });
+      }
+    });
   }
 };
 
 // y += A[:, cols] * dx over the scheduled tiles; `entries` is the number of
-// entries the pieces hold (the step's work is entries x B).
+// entries the pieces hold (the step's work is entries x B), `max_block_pieces`
+// the most pieces one listed block holds.
 template <class ExecutionSpace, class Data, class Work, class Pieces, class Dx, class Y>
 void tiled_apply(ExecutionSpace const &space, Data const &op, int n_work,
-                 std::int64_t entries, Work const &work, Pieces const &pieces, int width,
-                 Dx const &dx, Y const &y)
+                 std::int64_t entries, std::int32_t max_block_pieces, Work const &work,
+                 Pieces const &pieces, int width, Dx const &dx, Y const &y)
 {
   if (n_work == 0)
     return;
@@ -134,9 +142,12 @@ void tiled_apply(ExecutionSpace const &space, Data const &op, int n_work,
     using Policy = Kokkos::TeamPolicy<ExecutionSpace>;
     using Functor = TeamTiledFunctor<Policy, Work, Pieces, decltype(op.tile_row),
                                      decltype(op.tile_val), Dx, Y>;
-    Kokkos::parallel_for(kernel_label,
-                         Policy(space, n_work, Kokkos::AUTO, vector_lanes(width)),
-                         Functor{work, pieces, op.tile_row, op.tile_val, dx, y, width});
+    int const teams_per_block = std::max(
+        1, (max_block_pieces + Functor::pieces_per_team - 1) / Functor::pieces_per_team);
+    Kokkos::parallel_for(
+        kernel_label,
+        Policy(space, n_work * teams_per_block, Kokkos::AUTO, vector_lanes(width)),
+        Functor{work, pieces, op.tile_row, op.tile_val, dx, y, width, teams_per_block});
   }
 }
 
