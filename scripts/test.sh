@@ -96,6 +96,9 @@ if [[ -x $nvcc ]]; then
   done
 fi
 
+section "Mutation: each deliberate fault fails the Serial tests"
+scripts/mutate.sh build-mutate
+
 # The summaries last, so they close the log.
 section "Summaries"
 for f in serial-summary openmp-2 openmp-1; do

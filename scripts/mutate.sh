@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Mutation check: applies deliberate faults to the library, one at a time, on
+# a scratch copy of the tree (never the working tree), rebuilds a reduced set
+# of the unit tests (Serial: tstArms, tstOperator, tstBadInput) and shows that
+# the suite fails for each. Prints a table mutant -> the tests that killed it;
+# exits non-zero if any mutant survives (or no longer applies: the code it
+# patches has changed, and the mutant must be updated).
+#
+#   scripts/mutate.sh [BUILD_DIR]    default build-mutate (reused between runs)
+#
+# One build directory serves every mutant: only the objects that include the
+# mutated header are rebuilt. Extra CMake arguments: HST_MUTATE_CMAKE_ARGS.
+#
+# Not covered here: the row-partitioned scatter (detail/ScatterApply.hpp) and
+# the threaded paths run only where Kokkos' host space has more than one
+# thread (concurrency 1 on Serial runs every step on the calling thread), and
+# atomics only matter on a device; a fault there cannot fail a Serial suite.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$PWD
+build=${1:-build-mutate}
+mkdir -p "$build"
+build=$(cd "$build" && pwd)
+tree=$build/tree
+tests=(tstArms tstOperator tstBadInput)
+jobs=${HST_BUILD_JOBS:-2}
+
+# name | file | sed expression | what the fault is
+mutants=(
+  "tile-row-zero|src/hst/detail/TileIndex.hpp|s/index.row(out) = csc.row(std::get<2>(entries\[e\]));/index.row(out) = 0;/|every tile entry's row set to 0 in the tile index"
+  "tiled-wrong-row|src/hst/detail/TiledApply.hpp|s/add_scaled<false>(y, row(p), val(p), x);/add_scaled<false>(y, row(piece.begin), val(p), x);/|scheduled kernel adds a piece's entries to its first row"
+  "scatter-wrong-row|src/hst/detail/ScatterApply.hpp|0,/add_scaled<false>(y, row(p), val(p), x);/s//add_scaled<false>(y, row(col_ptr(c)), val(p), x);/|scatter kernel adds a column's entries to its first row"
+  "piece-length-minus-one|src/hst/ScheduledArm.hpp|s/std::int32_t(segment_ptr\[segment + 1\] - begin);/std::int32_t(segment_ptr[segment + 1] - begin - 1);/|ScheduledArm pieces one entry short"
+  "skipped-retire|src/hst/ScheduledArm.hpp|s/^      retire_unused();    \/\/ spares/      (void)0; \/\/ mutant: no retire_unused(); spares/|ScheduledArm never retires unused tiles"
+  "exact-set-skips-last-column|src/hst/ExactSetArm.hpp|s/for (std::size_t i = 0; i < k; ++i)/for (std::size_t i = 0; i + 1 < k; ++i)/|exact-set compile leaves out the last column"
+)
+
+# The scratch tree: the sources as they are in the working tree (tracked and
+# untracked but not ignored). Only files whose content differs are copied, so
+# that the others keep their times and the build stays incremental.
+while IFS= read -r -d '' f; do
+  if [[ -f $f ]] && ! cmp -s "$f" "$tree/$f"; then
+    mkdir -p "$tree/$(dirname "$f")"
+    cp "$f" "$tree/$f"
+  fi
+done < <(git ls-files -z --cached --others --exclude-standard)
+
+cmake -S "$tree" -B "$build/build" -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS=-O1 -g0" \
+  -DHST_ENABLE_TESTS=ON -DHST_ENABLE_MPI=OFF ${HST_MUTATE_CMAKE_ARGS:-} >"$build/configure.log"
+
+run_tests() { # prints the tests that fail
+  local failed=() t
+  for t in "${tests[@]}"; do
+    if ! timeout 300 "$build/build/unit_tests/$t" >"$build/$t.log" 2>&1; then
+      failed+=("$t")
+    fi
+  done
+  echo "${failed[*]:-}"
+}
+
+echo "mutate: baseline (no mutant)"
+cmake --build "$build/build" -j"$jobs" --target "${tests[@]}" >"$build/build.log"
+baseline=$(run_tests)
+if [[ -n $baseline ]]; then
+  echo "mutate: the unmutated suite fails ($baseline): see $build/*.log" >&2
+  exit 1
+fi
+
+survivors=0
+rows=()
+for entry in "${mutants[@]}"; do
+  IFS='|' read -r name file expr what <<<"$entry"
+  cp -p "$tree/$file" "$tree/$file.orig"
+  sed -e "$expr" "$tree/$file.orig" >"$tree/$file"
+  if cmp -s "$tree/$file" "$tree/$file.orig"; then
+    rows+=("$(printf '%-28s %-34s %s' "$name" "DID NOT APPLY" "$what")")
+    survivors=$((survivors + 1))
+    mv "$tree/$file.orig" "$tree/$file"
+    continue
+  fi
+  start=$(date +%s)
+  if cmake --build "$build/build" -j"$jobs" --target "${tests[@]}" >"$build/build-$name.log" 2>&1; then
+    killed=$(run_tests)
+  else
+    killed="DOES NOT COMPILE" # a broken mutant proves nothing
+    survivors=$((survivors + 1))
+  fi
+  # Back to the working tree's file, with a new time so that make rebuilds.
+  mv "$tree/$file.orig" "$tree/$file"
+  touch "$tree/$file"
+  if [[ -z $killed ]]; then # every test passed
+    killed="SURVIVED"
+    survivors=$((survivors + 1))
+  fi
+  rows+=("$(printf '%-28s %-34s %s (%ss)' "$name" "$killed" "$what" $(($(date +%s) - start)))")
+done
+
+echo
+printf '%-28s %-34s %s\n' "mutant" "killed by" "fault"
+printf '%s\n' "${rows[@]}"
+echo
+if ((survivors > 0)); then
+  echo "mutate: $survivors of ${#mutants[@]} mutants survived"
+  exit 1
+fi
+echo "mutate: all ${#mutants[@]} mutants killed"
