@@ -1,11 +1,20 @@
 #pragma once
-// hst_test::AllocationWatch counts, while alive, Kokkos allocations (Kokkos
-// Tools callback), kernel launches (and those not labelled "hst::...") and
-// heap allocations. For the heap count this header replaces the global
-// allocation functions: include it in exactly one translation unit of a test
-// program. Every replaceable form (plain, array, nothrow, sized) is replaced,
-// so that allocations and deallocations always pair up (AddressSanitizer
-// checks this).
+// Two watches, for two measurements that cannot share a run on Kokkos >= 3.5:
+// - hst_test::AllocationWatch attaches Kokkos Tools callbacks while alive and
+//   counts Kokkos allocations, kernel launches (and those not labelled
+//   "hst::...") and, for information only, heap allocations. Once a tool is
+//   attached, Kokkos >= 3.5 allocates on the heap itself around every kernel
+//   launch (the global fence it makes for tools that do not opt out builds
+//   std::string names), so a heap count taken with Tools attached is not the
+//   library's;
+// - hst_test::HeapWatch counts heap allocations with no Tools attached (the
+//   common case, which the library's promise is about) and records whether a
+//   tool was loaded anyway (KOKKOS_TOOLS_LIBS), which would void the count.
+// For the heap count this header replaces the global allocation functions:
+// include it in exactly one translation unit of a test program. Every
+// replaceable form (plain, array, nothrow, sized) is replaced, so that
+// allocations and deallocations always pair up (AddressSanitizer checks
+// this).
 
 #include <Kokkos_Core.hpp>
 
@@ -62,6 +71,8 @@ void operator delete[](void *p, std::nothrow_t const &) noexcept { std::free(p);
 namespace hst_test
 {
 
+// Kokkos allocations and kernel launches, through Kokkos Tools callbacks
+// attached while the watch lives (and the heap, for information: see above).
 class AllocationWatch
 {
 public:
@@ -83,6 +94,7 @@ public:
   AllocationWatch &operator=(AllocationWatch const &) = delete;
 
   static long kokkos_allocations() { return kokkos_allocations_; }
+  /// Heap allocations with Tools attached: Kokkos' own included (see above).
   static long heap_allocations() { return heap::allocations; }
   static long kernels() { return kernels_; }
   /// Kernels whose label does not start with "hst::".
@@ -103,6 +115,30 @@ private:
   static inline long kokkos_allocations_ = 0;
   static inline long kernels_ = 0;
   static inline long foreign_kernels_ = 0;
+};
+
+// Heap allocations (every replaceable operator new) while the watch lives,
+// with no Kokkos Tools attached.
+class HeapWatch
+{
+public:
+  HeapWatch()
+      : tools_loaded_(Kokkos::Tools::profileLibraryLoaded())
+  {
+    heap::allocations = 0;
+    heap::counting = true;
+  }
+  ~HeapWatch() { heap::counting = false; }
+  HeapWatch(HeapWatch const &) = delete;
+  HeapWatch &operator=(HeapWatch const &) = delete;
+
+  static long heap_allocations() { return heap::allocations; }
+  /// Whether a Kokkos tool was attached when the watch started (then the
+  /// count includes Kokkos' allocations for the tool).
+  bool tools_loaded() const { return tools_loaded_; }
+
+private:
+  bool tools_loaded_;
 };
 
 } // namespace hst_test

@@ -7,6 +7,7 @@
 // A[:, S]: the frozen sets below are 64 interior columns of the 5-point grid,
 // 320 entries, so 1 us/step reads there as 3.125 ns/entry.
 
+#include <hst/kokkos_ext/Compat.hpp>
 #include <hst/workload/Workload.hpp>
 
 #include "AllocationWatch.hpp"
@@ -1262,19 +1263,22 @@ TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_the_clock_only_when
   // did not last run on (or, for the scatter arm, the set was seen moving):
   // a warm-up and 2 measured steps; decided at 9. The losers ran 2 steps
   // each. Settled, a decision at D samples steps D + 32 j (warm-up 1, period
-  // 32): 41 and 73; each sample reads the clock twice (and fences), other
-  // settled steps never. The winner's price does not change, so no sample
-  // is shifted.
+  // 32): 41, 73, 105 and 137; each sample reads the clock twice (and
+  // fences), other settled steps never. The winner's price does not change,
+  // so no sample is shifted. Steps [40, 100) count Kokkos allocations (Kokkos
+  // Tools attached), steps [100, 160) the heap (no tool attached:
+  // AllocationWatch.hpp).
   struct Case
   {
     Arm winner;
     std::int64_t decided;
     std::int64_t loser_steps;
-    std::vector<int> sampled; // in the watched steps [40, 100)
+    std::vector<int> sampled; // in the watched steps [40, 160)
   };
+  std::vector<int> const sampled{41, 73, 105, 137};
   for (auto const &c :
-       {Case{Arm::scheduled, 9, 2 + 2, {41, 73}},
-        Case{Arm::exact_set, 9, 2 + 2, {41, 73}}, Case{Arm::scatter, 9, 2 + 2, {41, 73}}})
+       {Case{Arm::scheduled, 9, 2 + 2, sampled}, Case{Arm::exact_set, 9, 2 + 2, sampled},
+        Case{Arm::scatter, 9, 2 + 2, sampled}})
   {
     Arm const winner = c.winner;
     SCOPED_TRACE(to_string(winner));
@@ -1286,21 +1290,30 @@ TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_the_clock_only_when
     ASSERT_FALSE(h.session.probing()) << h.session.report();
     ASSERT_EQ(h.session.active(), winner);
     long allocations = 0, heap = 0;
+    bool tools_loaded = false;
     auto const decisions = h.session.report().decisions.size();
     auto const sampled_before = h.session.report().sampled_steps;
     EXPECT_EQ(sampled_before, 0);
     std::vector<int> read_at;      // steps that read the clock
-    for (int i = 40; i < 100; ++i) // 60 steps: 7 windows end
+    for (int i = 40; i < 160; ++i) // 120 steps: 15 windows end
     {
       h.fill(base.cols[i % 2], base.dx[0]);
       h.space.fence();
       long const reads = h.clock.reads;
+      if (i < 100)
       {
         AllocationWatch watch;
         h.session.apply_cols(h.space, h.cols, h.dx, h.y);
-        h.space.fence();
+        hst::kokkos_ext::fence(h.space, "hst_test::fence");
         allocations += AllocationWatch::kokkos_allocations();
-        heap += AllocationWatch::heap_allocations();
+      }
+      else
+      {
+        HeapWatch watch;
+        h.session.apply_cols(h.space, h.cols, h.dx, h.y);
+        hst::kokkos_ext::fence(h.space, "hst_test::fence");
+        heap += HeapWatch::heap_allocations();
+        tools_loaded = tools_loaded || watch.tools_loaded();
       }
       if (h.clock.reads != reads)
       {
@@ -1309,7 +1322,9 @@ TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_the_clock_only_when
       }
     }
     EXPECT_EQ(allocations, 0) << "Kokkos allocations in settled steps";
-    EXPECT_EQ(heap, 0) << "heap allocations in settled steps";
+    ASSERT_FALSE(tools_loaded) << "a Kokkos tool is loaded (KOKKOS_TOOLS_LIBS?): "
+                                  "the heap count would include its allocations";
+    EXPECT_EQ(heap, 0) << "heap allocations in settled steps (no tool attached)";
     EXPECT_EQ(read_at, c.sampled)
         << "settled steps read the clock (and fence) off samples";
     EXPECT_EQ(h.session.report().sampled_steps,
@@ -1318,7 +1333,7 @@ TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_the_clock_only_when
                 1.0 * double(h.session.report().sampled_steps), 1e-9);
     EXPECT_EQ(h.session.report().decisions.size(), decisions);
     EXPECT_EQ(h.session.report().decisions.at(0).step, c.decided);
-    EXPECT_EQ(h.session.report().arm_steps[slot(winner)], 40 - c.loser_steps + 60);
+    EXPECT_EQ(h.session.report().arm_steps[slot(winner)], 40 - c.loser_steps + 120);
   }
 }
 
@@ -1336,6 +1351,15 @@ TYPED_TEST(Adaptive, the_allocation_watch_sees_allocations)
   }
   EXPECT_EQ(allocations, 1);
   EXPECT_GE(heap, 1);
+  bool tools_loaded = true;
+  {
+    HeapWatch watch;
+    std::vector<int> grown(100);
+    heap = HeapWatch::heap_allocations();
+    tools_loaded = watch.tools_loaded();
+  }
+  EXPECT_EQ(heap, 1);
+  EXPECT_FALSE(tools_loaded) << "the Tools callbacks were not detached";
 }
 
 TYPED_TEST(Adaptive, report_prints_every_decision)

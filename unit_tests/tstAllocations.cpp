@@ -1,7 +1,9 @@
-// Steady-state applies allocate nothing (Kokkos Tools allocation callback and
-// a counting global operator new, AllocationWatch.hpp), and every kernel HST launches is
-// labelled "hst::...".
+// Steady-state applies allocate nothing (Kokkos allocations through a Kokkos
+// Tools callback; heap allocations through a counting global operator new,
+// with no tool attached: AllocationWatch.hpp), and every kernel HST launches
+// is labelled "hst::...".
 
+#include <hst/kokkos_ext/Compat.hpp>
 #include <hst/workload/Workload.hpp>
 
 #include "AllocationWatch.hpp"
@@ -10,7 +12,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <new>
+#include <string>
 
 namespace
 {
@@ -22,9 +26,10 @@ struct Allocations : ::testing::Test
 {};
 TYPED_TEST_SUITE(Allocations, DeviceTypes);
 
-TYPED_TEST(Allocations, steady_state_applies_allocate_nothing)
+// The arms' steady-state applies on an operator built with `options`.
+template <class ExecutionSpace>
+void check_steady_state(hst::OperatorOptions const &options)
 {
-  using ExecutionSpace = TypeParam;
   using memory_space = typename ExecutionSpace::memory_space;
   ExecutionSpace space;
   int const width = 8;
@@ -46,7 +51,7 @@ TYPED_TEST(Allocations, steady_state_applies_allocate_nothing)
   every_column.erase(std::unique(every_column.begin(), every_column.end()),
                      every_column.end());
 
-  hst::Operator op(A);
+  hst::Operator op(A, options);
   hst::SessionOptions keep_all;
   keep_all.retire_after = 1000;
   // The session is compiled for every tile the sequence will use.
@@ -60,8 +65,50 @@ TYPED_TEST(Allocations, steady_state_applies_allocate_nothing)
   auto cols_host = Kokkos::create_mirror_view(cols);
   auto dx_host = Kokkos::create_mirror_view(dx);
 
-  auto run_sequence = [&](bool watch) {
-    long allocations = 0, heap = 0, launched = 0, foreign = 0;
+  // Each step's applies, run once, under `Watch` (none, Kokkos Tools
+  // attached, or the heap count with no Tools); returns the watch's counts.
+  enum class Watch
+  {
+    none,
+    tools,
+    heap
+  };
+  struct Counts
+  {
+    long kokkos = 0, heap = 0, kernels = 0, foreign = 0;
+    bool tools_loaded = false;
+  };
+  auto run_sequence = [&](Watch watch) {
+    Counts counts;
+    auto applies = [&](bool every_arm) {
+      scheduled.apply_cols(space, cols, dx, y);
+      exact_set.apply_cols(space, cols, dx, y);
+      if (every_arm)
+        scatter.apply_cols(space, cols, dx, y);
+      hst::kokkos_ext::fence(space, "hst_test::fence"); // no allocation
+    };
+    // Once on the step's set (a changed set), then again on the same set
+    // (no recompile at all).
+    auto watched = [&](bool every_arm) {
+      if (watch == Watch::tools)
+      {
+        AllocationWatch watching;
+        applies(every_arm);
+        counts.kokkos += AllocationWatch::kokkos_allocations();
+        counts.heap += AllocationWatch::heap_allocations();
+        counts.kernels += AllocationWatch::kernels();
+        counts.foreign += AllocationWatch::foreign_kernels();
+      }
+      else if (watch == Watch::heap)
+      {
+        HeapWatch watching;
+        applies(every_arm);
+        counts.heap += HeapWatch::heap_allocations();
+        counts.tools_loaded = counts.tools_loaded || watching.tools_loaded();
+      }
+      else
+        applies(every_arm);
+    };
     for (std::size_t step = 0; step < sets.size(); ++step)
     {
       for (std::size_t i = 0; i < k; ++i)
@@ -73,42 +120,42 @@ TYPED_TEST(Allocations, steady_state_applies_allocate_nothing)
       Kokkos::deep_copy(space, cols, cols_host);
       Kokkos::deep_copy(space, dx, dx_host);
       space.fence();
-      if (!watch)
-      {
-        scheduled.apply_cols(space, cols, dx, y);
-        exact_set.apply_cols(space, cols, dx, y);
-        scatter.apply_cols(space, cols, dx, y);
-        continue;
-      }
-      {
-        AllocationWatch watching;
-        scheduled.apply_cols(space, cols, dx, y);
-        exact_set.apply_cols(space, cols, dx, y);
-        scatter.apply_cols(space, cols, dx, y);
-        space.fence();
-        allocations += AllocationWatch::kokkos_allocations();
-        heap += AllocationWatch::heap_allocations();
-        launched += AllocationWatch::kernels();
-        foreign += AllocationWatch::foreign_kernels();
-      }
-      // Repeating a set (no recompile at all) allocates nothing either.
-      AllocationWatch watching;
-      scheduled.apply_cols(space, cols, dx, y);
-      exact_set.apply_cols(space, cols, dx, y);
-      space.fence();
-      allocations += AllocationWatch::kokkos_allocations();
-      heap += AllocationWatch::heap_allocations();
+      watched(true);
+      watched(false);
     }
-    return std::array<long, 4>{allocations, heap, launched, foreign};
+    return counts;
   };
 
-  run_sequence(false); // first pass: buffers grow to the sequence's needs
-  auto const [allocations, heap, launched, foreign] = run_sequence(true);
-  EXPECT_EQ(allocations, 0) << "Kokkos allocations during steady-state applies";
-  EXPECT_EQ(heap, 0) << "heap allocations during steady-state applies";
-  EXPECT_EQ(launched, 3 * 100) << "one kernel per arm per step";
-  EXPECT_EQ(foreign, 0) << "kernels whose label does not start with hst::";
-  EXPECT_EQ(exact_set.compiles(), 2 * 100);
+  run_sequence(Watch::none); // first pass: buffers grow to the sequence's needs
+  // Kokkos allocations and kernels, counted by Kokkos Tools callbacks.
+  auto const tools = run_sequence(Watch::tools);
+  EXPECT_EQ(tools.kokkos, 0) << "Kokkos allocations during steady-state applies";
+  EXPECT_EQ(tools.kernels, 5 * 100) << "one kernel per arm per apply";
+  EXPECT_EQ(tools.foreign, 0) << "kernels whose label does not start with hst::";
+  // Not asserted: with a tool attached, Kokkos >= 3.5 allocates itself around
+  // each launch (AllocationWatch.hpp). Shown for the record.
+  std::cout << "heap allocations with Kokkos Tools attached (Kokkos " << KOKKOS_VERSION
+            << "): " << tools.heap << '\n';
+  // The promise: the heap, with no tool attached.
+  auto const heap = run_sequence(Watch::heap);
+  ASSERT_FALSE(heap.tools_loaded) << "a Kokkos tool is loaded (KOKKOS_TOOLS_LIBS?): "
+                                     "the heap count would include its allocations";
+  EXPECT_EQ(heap.heap, 0) << "heap allocations during steady-state applies";
+  EXPECT_EQ(exact_set.compiles(), 3 * 100);
+}
+
+TYPED_TEST(Allocations, steady_state_applies_allocate_nothing)
+{
+  hst::OperatorOptions options;
+  {
+    SCOPED_TRACE("default options: these small steps run on the calling thread");
+    check_steady_state<TypeParam>(options);
+  }
+  options.min_parallel_work = 0;
+  {
+    SCOPED_TRACE("min_parallel_work = 0: every step is a parallel launch");
+    check_steady_state<TypeParam>(options);
+  }
 }
 
 // The watch itself sees allocations: a test that cannot fail proves nothing.
@@ -125,6 +172,15 @@ TYPED_TEST(Allocations, the_watch_sees_allocations)
   }
   EXPECT_EQ(allocations, 1);
   EXPECT_GE(heap, 1);
+  bool tools_loaded = true;
+  {
+    HeapWatch watching;
+    std::vector<int> grown(100);
+    heap = HeapWatch::heap_allocations();
+    tools_loaded = watching.tools_loaded();
+  }
+  EXPECT_EQ(heap, 1);
+  EXPECT_FALSE(tools_loaded) << "the Tools callbacks were not detached";
 }
 
 } // namespace

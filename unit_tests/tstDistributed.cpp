@@ -3,6 +3,8 @@
 // partitions and change sets, bad input seen on one rank, the adaptive
 // session's agreement, and steady-state steps that allocate nothing.
 
+#include <hst/kokkos_ext/Compat.hpp>
+
 #include "AllocationWatch.hpp"
 #include "DistributedTestHelpers.hpp"
 
@@ -675,8 +677,16 @@ TYPED_TEST(Distributed, steady_state_steps_allocate_nothing)
   auto ids_host = Kokkos::create_mirror_view(ids);
   auto dx_host = Kokkos::create_mirror_view(dx);
 
-  auto run = [&](bool watch) {
-    std::array<long, 2> counted{0, 0};
+  // Kokkos allocations are counted with Kokkos Tools attached, heap
+  // allocations with no tool attached (AllocationWatch.hpp).
+  enum class Watch
+  {
+    none,
+    tools,
+    heap
+  };
+  auto run = [&](Watch watch) {
+    long counted = 0;
     for (auto const &s : steps)
     {
       std::size_t const k = s.cols.size();
@@ -692,19 +702,30 @@ TYPED_TEST(Distributed, steady_state_steps_allocate_nothing)
       auto const step_ids = Kokkos::subview(ids, std::make_pair(std::size_t(0), k));
       auto const step_dx =
           Kokkos::subview(dx, std::make_pair(std::size_t(0), k), Kokkos::ALL);
-      std::unique_ptr<AllocationWatch> watching;
-      if (watch)
-        watching = std::make_unique<AllocationWatch>();
-      scheduled.apply_cols(space, step_ids, step_dx, y);
-      exact_set.apply_cols(space, step_ids, step_dx, y);
-      scatter.apply_cols(space, step_ids, step_dx, y);
-      adaptive.apply_cols(space, step_ids, step_dx, y);
-      space.fence();
-      if (watch)
+      auto const step = [&] {
+        scheduled.apply_cols(space, step_ids, step_dx, y);
+        exact_set.apply_cols(space, step_ids, step_dx, y);
+        scatter.apply_cols(space, step_ids, step_dx, y);
+        adaptive.apply_cols(space, step_ids, step_dx, y);
+        hst::kokkos_ext::fence(space, "hst_test::fence");
+      };
+      if (watch == Watch::tools)
       {
-        counted[0] += AllocationWatch::kokkos_allocations();
-        counted[1] += AllocationWatch::heap_allocations();
+        AllocationWatch watching;
+        step();
+        counted += AllocationWatch::kokkos_allocations();
       }
+      else if (watch == Watch::heap)
+      {
+        HeapWatch watching;
+        step();
+        counted += HeapWatch::heap_allocations();
+        if (watching.tools_loaded())
+          ADD_FAILURE() << "a Kokkos tool is loaded (KOKKOS_TOOLS_LIBS?): the heap "
+                           "count would include its allocations";
+      }
+      else
+        step();
     }
     return counted;
   };
@@ -713,13 +734,13 @@ TYPED_TEST(Distributed, steady_state_steps_allocate_nothing)
   // sequence (its schedule and staging grow on steps it first meets; a flaky
   // heap count on 4 ranks, 1 in ~12 runs, when the scheduled arm won). The
   // second replay runs the chosen arm on all of them.
-  run(false);
+  run(Watch::none);
   ASSERT_FALSE(adaptive.report().probing);
-  run(false);
+  run(Watch::none);
   ASSERT_FALSE(adaptive.report().probing);
-  auto const [kokkos, heap] = run(true);
-  EXPECT_EQ(kokkos, 0) << "Kokkos allocations during steady-state steps";
-  EXPECT_EQ(heap, 0) << "heap allocations during steady-state steps";
+  EXPECT_EQ(run(Watch::tools), 0) << "Kokkos allocations during steady-state steps";
+  EXPECT_EQ(run(Watch::heap), 0)
+      << "heap allocations during steady-state steps (no tool attached)";
   EXPECT_GT(adaptive.report().sampled_steps, 0);
 }
 

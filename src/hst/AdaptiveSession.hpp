@@ -127,6 +127,7 @@
 #include <hst/ScheduledArm.hpp>
 #include <hst/detail/InputCheck.hpp>
 #include <hst/detail/OperatorData.hpp>
+#include <hst/kokkos_ext/Compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -485,10 +486,10 @@ private:
                        Dx const &dx, Y const &y)
   {
     std::int64_t const events_before = events(arm);
-    space.fence();
+    kokkos_ext::fence(space, "hst::timed_step");
     double const start = options_.clock();
     Ordinal const *ids = dispatch(arm, space, cols, dx, y);
-    space.fence();
+    kokkos_ext::fence(space, "hst::timed_step");
     double const seconds = options_.clock() - start;
     return {seconds, entries(ids, cols.extent(0)), events(arm) - events_before};
   }

@@ -81,7 +81,7 @@ Ordinal const *host_readable_ids(ExecutionSpace const &space, Cols const &cols,
     // Ids in memory both sides reach (CUDA UVM, HIP host-pinned) may still
     // be written by the caller's kernels on an asynchronous `space`.
     if constexpr (!is_synchronous_host_space<ExecutionSpace>)
-      space.fence();
+      kokkos_ext::fence(space, "hst::host_cols");
     return cols.data();
   }
   else
@@ -93,7 +93,7 @@ Ordinal const *host_readable_ids(ExecutionSpace const &space, Cols const &cols,
           std::max(k, capacity));
     Kokkos::deep_copy(space, Kokkos::subview(staging, std::make_pair(std::size_t(0), k)),
                       cols);
-    space.fence(); // the host reads the column ids next
+    kokkos_ext::fence(space, "hst::host_cols"); // the host reads the column ids next
     return staging.data();
   }
 }

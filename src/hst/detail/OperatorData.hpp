@@ -4,6 +4,7 @@
 #include <hst/detail/Buffers.hpp>
 #include <hst/detail/InputCheck.hpp>
 #include <hst/detail/TileIndex.hpp>
+#include <hst/kokkos_ext/Compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -115,7 +116,8 @@ struct OperatorData
     tile_row = to_memory_space<MemorySpace>(space, index.row);
     tile_val = to_memory_space<MemorySpace>(space, index.val);
     stats = index.stats;
-    space.fence(); // the host copies of the tile index are released on return
+    // the host copies of the tile index are released on return
+    kokkos_ext::fence(space, "hst::Operator");
   }
 };
 

@@ -86,7 +86,7 @@ template <class ExecutionSpace, bool SharedWithKernels>
 void wait_for_kernel_readers(ExecutionSpace const &space)
 {
   if constexpr (SharedWithKernels && !is_synchronous_host_space<ExecutionSpace>)
-    space.fence();
+    kokkos_ext::fence(space, "hst::replan");
   else
     (void)space;
 }

@@ -30,6 +30,7 @@
 #include <hst/ScheduledArm.hpp>
 #include <hst/distributed/DistributedArm.hpp>
 #include <hst/distributed/detail/LockstepPolicy.hpp>
+#include <hst/kokkos_ext/Compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -124,10 +125,11 @@ public:
     double seconds = 0;
     if (step.timed)
     {
-      space.fence(); // timing: earlier work is not this step's
+      // timing: earlier work is not this step's
+      kokkos_ext::fence(space, "hst::timed_step");
       double const start = clock_();
       run(step.arm, space, cols, dx, y);
-      space.fence(); // timing: the step's kernels are done
+      kokkos_ext::fence(space, "hst::timed_step"); // timing: the step's kernels are done
       seconds = clock_() - start;
       // NaN would combine differently on different ranks.
       if (std::isnan(seconds))

@@ -101,7 +101,7 @@ public:
                               Cols, Dx, Y>();
     // The previous step's kernels may still read the id lists and the
     // received rows that this step rewrites (MPI writes the latter).
-    space.fence();
+    kokkos_ext::fence(space, "hst::dist_step");
     std::size_t const k = cols.extent(0);
     detail::agree_on_error(data_->comm, where_.c_str(), check(space, cols, dx, y));
     auto const x = host_rows(space, dx);
@@ -254,7 +254,7 @@ private:
       auto host = Kokkos::subview(dx_staging_host_, rows, Kokkos::ALL);
       Kokkos::deep_copy(space, device, dx); // to one layout, on the device
       Kokkos::deep_copy(space, host, device);
-      space.fence(); // the host packs these rows next
+      kokkos_ext::fence(space, "hst::host_rows"); // the host packs these rows next
       return host;
     }
   }
