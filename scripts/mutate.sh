@@ -32,6 +32,7 @@ mutants=(
   "scatter-wrong-row|src/hst/detail/ScatterApply.hpp|0,/add_scaled<false>(y, row(p), val(p), x);/s//add_scaled<false>(y, row(col_ptr(c)), val(p), x);/|scatter kernel adds a column's entries to its first row"
   "piece-length-minus-one|src/hst/ScheduledArm.hpp|s/std::int32_t(segment_ptr\[segment + 1\] - begin);/std::int32_t(segment_ptr[segment + 1] - begin - 1);/|ScheduledArm pieces one entry short"
   "skipped-retire|src/hst/ScheduledArm.hpp|s/^      retire_unused();    \/\/ spares/      (void)0; \/\/ mutant: no retire_unused(); spares/|ScheduledArm never retires unused tiles"
+  "exact-set-part-drops-last-row|src/hst/ExactSetArm.hpp|s/parts\[t\].hi = ranges.end(t);/parts[t].hi = ranges.end(t) - 1;/|exact-set compile leaves out the last row of each part"
   "exact-set-skips-last-column|src/hst/ExactSetArm.hpp|s/for (std::size_t i = 0; i < k; ++i)/for (std::size_t i = 0; i + 1 < k; ++i)/|exact-set compile leaves out the last column"
 )
 

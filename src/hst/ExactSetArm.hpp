@@ -3,10 +3,12 @@
 #include <hst/detail/ArmBase.hpp>
 #include <hst/detail/ExactSetApply.hpp>
 #include <hst/detail/Parallel.hpp>
+#include <hst/detail/RowRanges.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace hst
@@ -86,30 +88,57 @@ private:
     {
       auto const aligned = [](std::size_t offset) { return (offset + 15) / 16 * 16; };
       rows = aligned(value + entries * sizeof(Scalar));
-      row_ptr = aligned(rows + (max_rows + 1) * sizeof(Ordinal));
-      position = aligned(row_ptr + (max_rows + 2) * sizeof(std::int32_t));
+      row_ptr = aligned(rows + max_rows * sizeof(Ordinal));
+      position = aligned(row_ptr + (max_rows + 1) * sizeof(std::int32_t));
       end = position + entries * sizeof(std::int32_t);
     }
   };
 
+  // One host thread's share of a compile: the touched rows in [lo, hi), its
+  // entries (placed at `entry_offset` in the list), its touched rows (placed
+  // at `row_offset`), and where its scratch begins.
+  struct Part
+  {
+    Ordinal lo = 0, hi = 0;
+    std::size_t entries = 0, entry_offset = 0, scratch = 0;
+    std::int32_t rows = 0, row_offset = 0;
+  };
+
+  // Compiles the list for cols[0, k) on the host. The touched rows are cut
+  // into ranges, one per host thread (one range when the step is below
+  // OperatorOptions::min_parallel_work or the host runs one thread); each
+  // part walks every column's entries in its rows (detail::clip_to_rows), so
+  // no two parts write one row's records:
+  //   1. count its entries (O(k), from the columns' ends);
+  //   2. its rows in first-touch order and their entry counts, into scratch;
+  //   3. after the prefix sums over parts, its rows, row offsets, and its
+  //      entries in increasing position into the list.
+  // A row's entries, hence its sum, come out in the same order for any number
+  // of parts; the order of the rows in the list does not change the sums.
   template <class ExecutionSpace>
   void compile(ExecutionSpace const &space, Ordinal const *cols, std::size_t k)
   {
     auto const &csc = this->op_->csc_host;
     std::size_t const *const col_ptr = csc.col_ptr.data();
-    Ordinal const *const csc_row = csc.row.data();
+    Ordinal const *const csc_row_data = csc.row.data();
+    Kokkos::View<Ordinal const *, Kokkos::HostSpace,
+                 Kokkos::MemoryTraits<Kokkos::Unmanaged>> const csc_row(csc_row_data,
+                                                                        csc.row.size());
     Scalar const *const csc_val = csc.val.data();
-    std::size_t entries = 0;
-    for (std::size_t i = 0; i < k; ++i)
-      entries += col_ptr[cols[i] + 1] - col_ptr[cols[i]];
+    auto const touched =
+        detail::touched_rows(col_ptr, csc_row_data, cols, k, this->op_->n_rows);
+    std::size_t const entries = touched.entries;
     if (entries > std::size_t(std::numeric_limits<std::int32_t>::max()))
       detail::throw_invalid(name, ": argument 'cols' selects ", entries,
                             " entries, more than the 2^31 - 1 an exact-set list "
                             "holds");
+    auto const host = compile_space(space);
+    int const n_parts = detail::run_inline(host, std::int64_t(entries) * this->width_,
+                                           this->op_->options.min_parallel_work)
+                            ? 1
+                            : std::max(1, kokkos_ext::concurrency(host));
+    auto const ranges = touched.split(n_parts);
     std::size_t const max_rows = std::min(entries, std::size_t(this->op_->n_rows));
-    // One spare slot each (in the layout): the first-touch pass below writes
-    // rows[n] and counts into row_ptr[n + 1] without testing whether the row
-    // is new.
     Layout const layout(entries, max_rows);
     list_.reserve(layout.end);
     layout_ = layout;
@@ -118,57 +147,144 @@ private:
       std::fill(mark_.begin(), mark_.end(), RowMark{});
       epoch_ = 1;
     }
+    std::uint32_t const epoch = epoch_;
+    RowMark *const mark = mark_.data();
     unsigned char *const base = list_.host();
-
-    // Touched rows in first-touch order, and their entry counts. Branch-free:
-    // whether a row is new is unpredictable, so it selects, not branches.
     auto *const rows = reinterpret_cast<Ordinal *>(base + layout.rows);
     auto *const row_ptr = reinterpret_cast<std::int32_t *>(base + layout.row_ptr);
-    std::fill(row_ptr, row_ptr + max_rows + 2, 0);
-    RowMark *const mark = mark_.data();
-    std::int32_t n = 0;
-    for (std::size_t i = 0; i < k; ++i)
-    {
-      auto const end = col_ptr[cols[i] + 1];
-      for (auto p = col_ptr[cols[i]]; p < end; ++p)
-      {
-        Ordinal const r = csc_row[p];
-        RowMark const m = mark[r];
-        bool const fresh = m.epoch != epoch_;
-        std::int32_t const slot = fresh ? n : m.slot;
-        mark[r] = RowMark{epoch_, slot};
-        rows[n] = r;
-        n += fresh;
-        ++row_ptr[slot + 1];
-      }
-    }
-    for (std::int32_t s = 0; s < n; ++s)
-      row_ptr[s + 1] += row_ptr[s];
-
-    // Entries of each row in increasing position, so sums have a fixed order.
-    cursor_.assign(row_ptr, row_ptr + n);
-    std::int32_t *const cursor = cursor_.data();
     auto *const position = reinterpret_cast<std::int32_t *>(base + layout.position);
     auto *const value = reinterpret_cast<Scalar *>(base + layout.value);
-    for (std::size_t i = 0; i < k; ++i)
+
+    parts_.resize(std::size_t(n_parts));
+    Part *const parts = parts_.data();
+    for (int t = 0; t < n_parts; ++t)
     {
-      auto const end = col_ptr[cols[i] + 1];
-      for (auto p = col_ptr[cols[i]]; p < end; ++p)
+      parts[t].lo = ranges.begin(t);
+      parts[t].hi = ranges.end(t);
+    }
+    // Calls walk(i, begin, end) for each column i, in order, with its entries
+    // in part t's rows.
+    auto const for_entries_in = [&](Part const &part, auto &&walk) {
+      for (std::size_t i = 0; i < k; ++i)
       {
-        auto const e = cursor[mark[csc_row[p]].slot]++;
-        position[e] = std::int32_t(i);
-        value[e] = csc_val[p];
+        std::size_t begin = col_ptr[cols[i]];
+        std::size_t end = col_ptr[cols[i] + 1];
+        if (detail::clip_to_rows(csc_row, begin, end, part.lo, part.hi))
+          walk(i, begin, end);
       }
+    };
+
+    // 1. Entries per part.
+    for_each_part(host, n_parts, [&](int t) {
+      std::size_t n = 0;
+      for_entries_in(parts[t], [&](std::size_t, std::size_t begin, std::size_t end) {
+        n += end - begin;
+      });
+      parts[t].entries = n;
+    });
+    std::size_t scratch_size = 0;
+    for (int t = 0; t < n_parts; ++t)
+    {
+      parts[t].entry_offset =
+          t == 0 ? 0 : parts[t - 1].entry_offset + parts[t - 1].entries;
+      parts[t].scratch = scratch_size;
+      // rows <= entries; one spare slot each for the branch-free pass below
+      scratch_size += parts[t].entries + 1;
+    }
+    first_touch_.resize(scratch_size);
+    row_count_.resize(scratch_size + 1);
+
+    // 2. Each part's rows in first-touch order, and their entry counts.
+    // Branch-free: whether a row is new is unpredictable, so it selects, not
+    // branches; it writes the spare slot rows[n] and counts into
+    // count[n + 1] without testing whether the row is new.
+    for_each_part(host, n_parts, [&](int t) {
+      Ordinal *const part_rows = first_touch_.data() + parts[t].scratch;
+      std::int32_t *const count = row_count_.data() + parts[t].scratch;
+      std::fill(count, count + parts[t].entries + 1, 0);
+      std::int32_t n = 0;
+      for_entries_in(parts[t], [&](std::size_t, std::size_t begin, std::size_t end) {
+        for (auto p = begin; p < end; ++p)
+        {
+          Ordinal const r = csc_row_data[p];
+          RowMark const m = mark[r];
+          bool const fresh = m.epoch != epoch;
+          std::int32_t const slot = fresh ? n : m.slot;
+          mark[r] = RowMark{epoch, slot};
+          part_rows[n] = r;
+          n += fresh;
+          ++count[slot + 1];
+        }
+      });
+      parts[t].rows = n;
+    });
+    std::int32_t n_touched = 0;
+    for (int t = 0; t < n_parts; ++t)
+    {
+      parts[t].row_offset = n_touched;
+      n_touched += parts[t].rows;
     }
 
-    n_touched_ = n;
+    // 3. The list: rows, row offsets, then entries in increasing position
+    // (the counts become each row's write cursor).
+    for_each_part(host, n_parts, [&](int t) {
+      Part const &part = parts[t];
+      Ordinal const *const part_rows = first_touch_.data() + part.scratch;
+      std::int32_t *const cursor = row_count_.data() + part.scratch;
+      auto const entry_offset = std::int32_t(part.entry_offset);
+      for (std::int32_t s = 0; s < part.rows; ++s)
+      {
+        cursor[s + 1] += cursor[s];
+        cursor[s] += entry_offset;
+        rows[part.row_offset + s] = part_rows[s];
+        row_ptr[part.row_offset + s] = cursor[s];
+      }
+      for_entries_in(part, [&](std::size_t i, std::size_t begin, std::size_t end) {
+        for (auto p = begin; p < end; ++p)
+        {
+          auto const e = cursor[mark[csc_row_data[p]].slot]++;
+          position[e] = std::int32_t(i);
+          value[e] = csc_val[p];
+        }
+      });
+    });
+    row_ptr[n_touched] = std::int32_t(entries);
+
+    n_touched_ = n_touched;
     n_entries_ = entries;
     list_.upload(space, layout.end);
     ++compiles_;
   }
 
+  // The host threads a compile runs on: the step's own space where it is a
+  // host space, else the default host space.
+  template <class ExecutionSpace>
+  static auto compile_space(ExecutionSpace const &space)
+  {
+    if constexpr (detail::is_synchronous_host_space<ExecutionSpace>)
+      return space;
+    else
+      return (void)space, Kokkos::DefaultHostExecutionSpace{};
+  }
+
+  // Runs part(t) for t in [0, n_parts), on `host`'s threads if more than one.
+  template <class HostSpace, class Body>
+  static void for_each_part(HostSpace const &host, int n_parts, Body const &part)
+  {
+    static std::string const label = "hst::ExactSetArm::compile";
+    if (n_parts == 1)
+      return part(0);
+    Kokkos::parallel_for(label,
+                         Kokkos::RangePolicy<HostSpace, Kokkos::Schedule<Kokkos::Static>,
+                                             Kokkos::IndexType<int>>(
+                             host, 0, n_parts, Kokkos::ChunkSize(1)),
+                         part);
+    if constexpr (!detail::is_synchronous_host_space<HostSpace>)
+      kokkos_ext::fence(host, "hst::compile");
+  }
+
   // Per operator row: the compile that last touched it, and its index in
-  // that compile's list (one 8-byte record: one cache line per touched row).
+  // that compile's part (one 8-byte record: one cache line per touched row).
   struct RowMark
   {
     std::uint32_t epoch = 0;
@@ -178,7 +294,9 @@ private:
   detail::ColumnSetHistory<Ordinal> history_;
   std::vector<RowMark> mark_; // row -> (last compile touching it, its index)
   std::uint32_t epoch_ = 0;
-  std::vector<std::int32_t> cursor_;
+  std::vector<Part> parts_;
+  std::vector<Ordinal> first_touch_;    // each part's rows, first touch first
+  std::vector<std::int32_t> row_count_; // their entry counts, then cursors
   // The list (values, rows, row_ptr, positions at layout_'s offsets).
   detail::PlannedBuffer<unsigned char, MemorySpace> list_;
   Layout layout_;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <hst/detail/Parallel.hpp>
+#include <hst/detail/RowRanges.hpp>
 #include <hst/detail/Width.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -38,10 +39,8 @@ struct ScatterFunctor
 };
 
 // The same sum on host threads without atomics: work item t owns the rows
-// [first + span * t / parts, first + span * (t + 1) / parts) of the rows the
-// step touches and walks every changed column, adding only the entries in its
-// rows (a column's rows are sorted in the CSC copy: two compares skip a column
-// outside them, a binary search clips one that crosses a boundary). Each row
+// ranges.begin(t) to ranges.end(t) of the rows the step touches and walks every
+// changed column, adding only the entries in its rows (clip_to_rows). Each row
 // of y receives its terms in the order of `cols`, as on one thread: the sums
 // are bitwise the same for any number of threads.
 template <int W, class ColPtr, class Rows, class Values, class Cols, class Dx, class Y>
@@ -56,39 +55,19 @@ struct RowPartitionedScatterFunctor
   Y y;
   int width;
   int k;
-  Ordinal first;
-  std::int64_t span;
-  int parts;
-
-  KOKKOS_FUNCTION std::size_t first_at_or_after(std::size_t begin, std::size_t end,
-                                                Ordinal r) const
-  {
-    while (begin < end)
-    {
-      auto const mid = begin + (end - begin) / 2;
-      if (row(mid) < r)
-        begin = mid + 1;
-      else
-        end = mid;
-    }
-    return begin;
-  }
+  RowRanges<Ordinal> ranges;
 
   KOKKOS_FUNCTION void operator()(int t) const
   {
-    auto const lo = Ordinal(first + span * t / parts);
-    auto const hi = Ordinal(first + span * (t + 1) / parts);
+    auto const lo = ranges.begin(t);
+    auto const hi = ranges.end(t);
     for (int i = 0; i < k; ++i)
     {
       auto const c = cols(i);
       std::size_t begin = col_ptr(c);
       std::size_t end = col_ptr(c + 1);
-      if (begin == end || row(end - 1) < lo || row(begin) >= hi)
+      if (!clip_to_rows(row, begin, end, lo, hi))
         continue;
-      if (row(begin) < lo)
-        begin = first_at_or_after(begin, end, lo);
-      if (row(end - 1) >= hi)
-        end = first_at_or_after(begin, end, hi);
       DxRow<W, Dx> const x(dx, i, width);
       for (auto p = begin; p < end; ++p)
         add_scaled<false>(y, row(p), val(p), x);
@@ -148,23 +127,13 @@ void scatter_apply(ExecutionSpace const &space, Data const &op, int width,
                                         std::int64_t(op.nnz / std::size_t(op.n_cols) + 1)
                                   : 0;
     bool const inline_step = run_inline(space, work, op.options.min_parallel_work);
-    // The rows the step touches: first and last entry of each column.
     using Ordinal = typename Data::ordinal_type;
-    Ordinal first = op.n_rows, last = -1;
+    TouchedRows<Ordinal> touched;
     if (!inline_step)
     {
-      auto const *const col_ptr = op.csc_host.col_ptr.data();
-      auto const *const row = op.csc_host.row.data();
-      for (int i = 0; i < k; ++i)
-      {
-        auto const c = host_cols[i];
-        if (col_ptr[c] != col_ptr[c + 1])
-        {
-          first = std::min(first, row[col_ptr[c]]);
-          last = std::max(last, row[col_ptr[c + 1] - 1]);
-        }
-      }
-      if (last < first)
+      touched = touched_rows(op.csc_host.col_ptr.data(), op.csc_host.row.data(),
+                             host_cols, std::size_t(k), op.n_rows);
+      if (touched.entries == 0)
         return;
     }
     dispatch_width(width, [&](auto w) {
@@ -186,8 +155,8 @@ void scatter_apply(ExecutionSpace const &space, Data const &op, int width,
           Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Static>,
                               Kokkos::IndexType<int>>(space, 0, parts,
                                                       Kokkos::ChunkSize(1)),
-          Functor{op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width, k, first,
-                  std::int64_t(last) - std::int64_t(first) + 1, parts});
+          Functor{op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width, k,
+                  touched.split(parts)});
     });
   }
   else
