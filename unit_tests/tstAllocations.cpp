@@ -15,6 +15,7 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <type_traits>
 
 namespace
 {
@@ -83,8 +84,10 @@ void check_steady_state(hst::OperatorOptions const &options)
     auto applies = [&](bool every_arm) {
       scheduled.apply_cols(space, cols, dx, y);
       exact_set.apply_cols(space, cols, dx, y);
+      // The overload without an instance (the default one, as `space`): it
+      // must not make an instance per call (on Kokkos 4 that allocates).
       if (every_arm)
-        scatter.apply_cols(space, cols, dx, y);
+        scatter.apply_cols(cols, dx, y);
       hst::kokkos_ext::fence(space, "hst_test::fence"); // no allocation
     };
     // Once on the step's set (a changed set), then again on the same set
@@ -130,7 +133,15 @@ void check_steady_state(hst::OperatorOptions const &options)
   // Kokkos allocations and kernels, counted by Kokkos Tools callbacks.
   auto const tools = run_sequence(Watch::tools);
   EXPECT_EQ(tools.kokkos, 0) << "Kokkos allocations during steady-state applies";
-  EXPECT_EQ(tools.kernels, 5 * 100) << "one kernel per arm per apply";
+  // One kernel per arm per apply, and the exact-set compile's three passes
+  // (once per changed set) where they are split over host threads.
+  using CompileSpace =
+      std::conditional_t<hst::detail::is_synchronous_host_space<ExecutionSpace>,
+                         ExecutionSpace, Kokkos::DefaultHostExecutionSpace>;
+  bool const split_compile =
+      options.min_parallel_work == 0 && hst::kokkos_ext::concurrency(CompileSpace{}) > 1;
+  EXPECT_EQ(tools.kernels, 5 * 100 + (split_compile ? 3 * 100 : 0))
+      << "kernels per apply (and per exact-set compile)";
   EXPECT_EQ(tools.foreign, 0) << "kernels whose label does not start with hst::";
   // Not asserted: with a tool attached, Kokkos >= 3.5 allocates itself around
   // each launch (AllocationWatch.hpp). Shown for the record.

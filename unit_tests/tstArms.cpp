@@ -178,9 +178,14 @@ TYPED_TEST(Arms, results_are_bitwise_reproducible)
   auto const second =
       run_workload<ExecutionSpace, Kokkos::LayoutRight, Kokkos::LayoutRight>(t, w, 100);
   auto const &same = same_bits;
-  EXPECT_TRUE(same(first.scheduled, second.scheduled));
   EXPECT_TRUE(same(first.exact_set, second.exact_set));
-  EXPECT_TRUE(same(first.scatter, second.scatter));
+  // On devices the scheduled and scatter kernels add atomically: the order of
+  // a row's terms, hence its last bits, may differ between runs.
+  if constexpr (hst::detail::is_synchronous_host_space<ExecutionSpace>)
+  {
+    EXPECT_TRUE(same(first.scheduled, second.scheduled));
+    EXPECT_TRUE(same(first.scatter, second.scatter));
+  }
 }
 
 // Host backends: every arm's sums are the same bits whether a step runs on all

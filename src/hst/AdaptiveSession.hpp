@@ -373,7 +373,7 @@ public:
   template <class Cols, class Dx, class Y>
   void apply_cols(Cols const &cols, Dx const &dx, Y const &y)
   {
-    apply_cols(typename MemorySpace::execution_space{}, cols, dx, y);
+    apply_cols(default_space_, cols, dx, y);
   }
 
   /// The arm of the latest decision; before the first, the probed arm.
@@ -899,6 +899,8 @@ private:
   ScheduledArm<Scalar, Ordinal, MemorySpace> scheduled_;
   ExactSetArm<Scalar, Ordinal, MemorySpace> exact_set_;
   ScatterArm<Scalar, Ordinal, MemorySpace> scatter_;
+  // The default instance, made once: on Kokkos 4 making one allocates.
+  typename MemorySpace::execution_space default_space_;
   mutable AdaptiveReport report_; // report() writes the decisions' reasons
 
   // Probe under way.

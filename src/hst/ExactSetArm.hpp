@@ -174,14 +174,16 @@ private:
       }
     };
 
-    // 1. Entries per part.
-    for_each_part(host, n_parts, [&](int t) {
-      std::size_t n = 0;
-      for_entries_in(parts[t], [&](std::size_t, std::size_t begin, std::size_t end) {
-        n += end - begin;
+    // 1. Entries per part (one part: all of them).
+    parts[0].entries = entries;
+    if (n_parts > 1)
+      for_each_part(host, n_parts, [&](int t) {
+        std::size_t n = 0;
+        for_entries_in(parts[t], [&](std::size_t, std::size_t begin, std::size_t end) {
+          n += end - begin;
+        });
+        parts[t].entries = n;
       });
-      parts[t].entries = n;
-    });
     std::size_t scratch_size = 0;
     for (int t = 0; t < n_parts; ++t)
     {
@@ -259,12 +261,12 @@ private:
   // The host threads a compile runs on: the step's own space where it is a
   // host space, else the default host space.
   template <class ExecutionSpace>
-  static auto compile_space(ExecutionSpace const &space)
+  auto compile_space(ExecutionSpace const &space) const
   {
     if constexpr (detail::is_synchronous_host_space<ExecutionSpace>)
       return space;
     else
-      return (void)space, Kokkos::DefaultHostExecutionSpace{};
+      return (void)space, host_space_;
   }
 
   // Runs part(t) for t in [0, n_parts), on `host`'s threads if more than one.
@@ -295,6 +297,9 @@ private:
   std::vector<RowMark> mark_; // row -> (last compile touching it, its index)
   std::uint32_t epoch_ = 0;
   std::vector<Part> parts_;
+  // Where a device's compile runs, made once: on Kokkos 4 making an
+  // execution-space instance allocates.
+  Kokkos::DefaultHostExecutionSpace host_space_;
   std::vector<Ordinal> first_touch_;    // each part's rows, first touch first
   std::vector<std::int32_t> row_count_; // their entry counts, then cursors
   // The list (values, rows, row_ptr, positions at layout_'s offsets).

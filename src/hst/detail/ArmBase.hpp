@@ -55,7 +55,7 @@ public:
   template <class Cols, class Dx, class Y>
   void apply_cols(Cols const &cols, Dx const &dx, Y const &y)
   {
-    apply_cols(typename MemorySpace::execution_space{}, cols, dx, y);
+    apply_cols(default_space_, cols, dx, y);
   }
 
 protected:
@@ -97,6 +97,8 @@ protected:
 
   std::shared_ptr<data_type const> op_;
   int width_;
+  // The default instance, made once: on Kokkos 4 making one allocates.
+  typename MemorySpace::execution_space default_space_;
 
 private:
   static int check_width(int width, char const *where)

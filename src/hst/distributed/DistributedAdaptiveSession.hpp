@@ -145,7 +145,7 @@ public:
   template <class Cols, class Dx, class Y>
   void apply_cols(Cols const &cols, Dx const &dx, Y const &y)
   {
-    apply_cols(typename MemorySpace::execution_space{}, cols, dx, y);
+    apply_cols(default_space_, cols, dx, y);
   }
 
   /// The same on every rank.
@@ -192,6 +192,8 @@ private:
   DistributedArm<ScatterArm<Scalar, Ordinal, MemorySpace>> scatter_;
   std::function<double()> clock_;
   detail::LockstepPolicy policy_;
+  // The default instance, made once: on Kokkos 4 making one allocates.
+  typename MemorySpace::execution_space default_space_;
 };
 
 } // namespace hst

@@ -141,7 +141,7 @@ public:
   template <class Cols, class Dx, class Y>
   void apply_cols(Cols const &cols, Dx const &dx, Y const &y)
   {
-    apply_cols(typename memory_space::execution_space{}, cols, dx, y);
+    apply_cols(default_space_, cols, dx, y);
   }
 
 private:
@@ -350,6 +350,8 @@ private:
   std::shared_ptr<MPI_Datatype> record_type_;
   LocalArm owned_arm_;
   LocalArm ghost_arm_;
+  // The default instance, made once: on Kokkos 4 making one allocates.
+  typename memory_space::execution_space default_space_;
   std::vector<std::uint32_t> stamp_; // per owned column: last step that named it
   std::uint32_t epoch_ = 0;
   detail::PlannedBuffer<Ordinal, memory_space> owned_ids_;

@@ -135,7 +135,7 @@ public:
   template <class Gids, class Dx>
   void apply_cols(Gids const &changed_gids, Dx const &dX, multivector_type &Y)
   {
-    apply_cols(typename memory_space::execution_space{}, changed_gids, dX, Y);
+    apply_cols(default_space_, changed_gids, dX, Y);
   }
 
 private:
@@ -205,6 +205,8 @@ private:
   Inner inner_;
   hst::detail::PlannedBuffer<Ordinal, memory_space> ids_;
   Kokkos::View<GlobalOrdinal *, Kokkos::HostSpace> gid_staging_;
+  // The default instance, made once: on Kokkos 4 making one allocates.
+  typename memory_space::execution_space default_space_;
   std::vector<std::uint32_t> stamp_; // per owned domain entry: last step naming it
   std::uint32_t epoch_ = 0;
 };
