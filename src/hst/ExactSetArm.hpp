@@ -33,7 +33,6 @@ public:
 
   ExactSetArm(std::shared_ptr<typename Base::data_type const> op, int width)
       : Base(std::move(op), width, "hst::Operator::baseline")
-      , mark_(std::size_t(this->op_->n_rows))
       , list_("hst::ExactSetArm::list")
   {}
 
@@ -113,11 +112,10 @@ private:
     Layout const layout(entries, max_rows);
     list_.reserve(layout.end);
     layout_ = layout;
-    if (++epoch_ == 0)
-    {
-      std::fill(mark_.begin(), mark_.end(), RowMark{});
-      epoch_ = 1;
-    }
+    // Row marks from the operator's shared scratch: a new generation per
+    // compile, nothing cleared, nothing of the operator's size held here.
+    auto const lease = this->op_->scratch->acquire();
+    std::uint32_t const epoch = lease->new_row_generation();
     unsigned char *const base = list_.host();
 
     // Touched rows in first-touch order, and their entry counts. Branch-free:
@@ -125,7 +123,7 @@ private:
     auto *const rows = reinterpret_cast<Ordinal *>(base + layout.rows);
     auto *const row_ptr = reinterpret_cast<std::int32_t *>(base + layout.row_ptr);
     std::fill(row_ptr, row_ptr + max_rows + 2, 0);
-    RowMark *const mark = mark_.data();
+    RowMark *const mark = lease->row_mark();
     std::int32_t n = 0;
     for (std::size_t i = 0; i < k; ++i)
     {
@@ -134,9 +132,9 @@ private:
       {
         Ordinal const r = csc_row[p];
         RowMark const m = mark[r];
-        bool const fresh = m.epoch != epoch_;
+        bool const fresh = m.generation != epoch;
         std::int32_t const slot = fresh ? n : m.slot;
-        mark[r] = RowMark{epoch_, slot};
+        mark[r] = RowMark{epoch, slot};
         rows[n] = r;
         n += fresh;
         ++row_ptr[slot + 1];
@@ -168,16 +166,10 @@ private:
   }
 
   // Per operator row: the compile that last touched it, and its index in
-  // that compile's list (one 8-byte record: one cache line per touched row).
-  struct RowMark
-  {
-    std::uint32_t epoch = 0;
-    std::int32_t slot = 0;
-  };
+  // that compile's list (in the operator's shared scratch).
+  using RowMark = detail::RowMark;
 
   detail::ColumnSetHistory<Ordinal> history_;
-  std::vector<RowMark> mark_; // row -> (last compile touching it, its index)
-  std::uint32_t epoch_ = 0;
   std::vector<std::int32_t> cursor_;
   // The list (values, rows, row_ptr, positions at layout_'s offsets).
   detail::PlannedBuffer<unsigned char, MemorySpace> list_;
