@@ -28,11 +28,15 @@ namespace hst_test::heap
 {
 inline std::atomic<bool> counting{false};
 inline std::atomic<long> allocations{0};
+inline std::atomic<long> bytes{0}; // requested by those allocations
 
 inline void *allocate(std::size_t size) noexcept
 {
   if (counting.load(std::memory_order_relaxed))
+  {
     ++allocations;
+    bytes += long(size);
+  }
   return std::malloc(size > 0 ? size : 1);
 }
 } // namespace hst_test::heap
@@ -78,7 +82,7 @@ class AllocationWatch
 public:
   AllocationWatch()
   {
-    kokkos_allocations_ = kernels_ = foreign_kernels_ = 0;
+    kokkos_allocations_ = kokkos_bytes_ = kernels_ = foreign_kernels_ = 0;
     heap::allocations = 0;
     Kokkos::Tools::Experimental::set_allocate_data_callback(on_allocate);
     Kokkos::Tools::Experimental::set_begin_parallel_for_callback(on_kernel);
@@ -94,6 +98,8 @@ public:
   AllocationWatch &operator=(AllocationWatch const &) = delete;
 
   static long kokkos_allocations() { return kokkos_allocations_; }
+  /// Bytes of those allocations.
+  static long kokkos_bytes() { return kokkos_bytes_; }
   /// Heap allocations with Tools attached: Kokkos' own included (see above).
   static long heap_allocations() { return heap::allocations; }
   static long kernels() { return kernels_; }
@@ -102,9 +108,10 @@ public:
 
 private:
   static void on_allocate(Kokkos::Profiling::SpaceHandle, char const *, void const *,
-                          std::uint64_t)
+                          std::uint64_t size)
   {
     ++kokkos_allocations_;
+    kokkos_bytes_ += long(size);
   }
   static void on_kernel(char const *label, std::uint32_t, std::uint64_t *)
   {
@@ -113,6 +120,7 @@ private:
       ++foreign_kernels_;
   }
   static inline long kokkos_allocations_ = 0;
+  static inline long kokkos_bytes_ = 0;
   static inline long kernels_ = 0;
   static inline long foreign_kernels_ = 0;
 };
@@ -126,6 +134,7 @@ public:
       : tools_loaded_(Kokkos::Tools::profileLibraryLoaded())
   {
     heap::allocations = 0;
+    heap::bytes = 0;
     heap::counting = true;
   }
   ~HeapWatch() { heap::counting = false; }
@@ -133,6 +142,7 @@ public:
   HeapWatch &operator=(HeapWatch const &) = delete;
 
   static long heap_allocations() { return heap::allocations; }
+  static long heap_bytes() { return heap::bytes; }
   /// Whether a Kokkos tool was attached when the watch started (then the
   /// count includes Kokkos' allocations for the tool).
   bool tools_loaded() const { return tools_loaded_; }

@@ -139,6 +139,7 @@
 #include <iomanip>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -315,8 +316,11 @@ inline AdaptiveOptions const &check_adaptive_options(AdaptiveOptions const &o, i
 } // namespace detail
 
 /// Chooses among the scheduled, exact-set and scatter arms on the caller's
-/// own steps (see the top of this file), with the arms' `apply_cols`. Holds
-/// all three arms, made once.
+/// own steps (see the top of this file), with the arms' `apply_cols`. Each
+/// arm is made when it first runs (its first probe step, before the clock is
+/// read), the scheduled one compiled then for the expected columns: making
+/// the session costs O(expected columns), nothing of the operator's size
+/// (issue 14; the arms' per-column scratch is the operator's, Scratch.hpp).
 template <class Scalar, class Ordinal, class MemorySpace>
 class AdaptiveSession
 {
@@ -335,10 +339,16 @@ public:
                   AdaptiveOptions const &options)
       : options_(detail::check_adaptive_options(options, width))
       , op_(std::move(op))
-      , scheduled_(make_scheduled(space, op_, expected_cols, width, options_.session))
-      , exact_set_(op_, width)
-      , scatter_(op_, width)
+      , width_(width)
+      , expected_cols_(expected_cols)
   {
+    (void)space; // the arms are made, on the caller's instance, when they first run
+    for (std::size_t i = 0; i < expected_cols_.size(); ++i)
+      if (expected_cols_[i] < 0 || expected_cols_[i] >= op_->n_cols)
+        detail::throw_invalid("hst::Operator::adaptive: argument 'expected_cols' holds "
+                              "column id ",
+                              expected_cols_[i], " at position ", i, ", outside [0, ",
+                              op_->n_cols, ")");
     // Room for the first decisions, so that deciding does not allocate.
     report_.decisions.reserve(4);
     whys_.reserve(4);
@@ -350,9 +360,9 @@ public:
   AdaptiveSession(AdaptiveSession const &) = delete;
   AdaptiveSession &operator=(AdaptiveSession const &) = delete;
 
-  int width() const { return scatter_.width(); }
-  Ordinal num_rows() const { return scatter_.num_rows(); }
-  Ordinal num_cols() const { return scatter_.num_cols(); }
+  int width() const { return width_; }
+  Ordinal num_rows() const { return op_->n_rows; }
+  Ordinal num_cols() const { return op_->n_cols; }
 
   /// y += A[:, cols] * dx, in place, on `space`, by exactly one arm (see
   /// running()). Same contract as the arms' apply_cols; throws
@@ -402,16 +412,19 @@ public:
   }
   AdaptiveOptions const &options() const { return options_; }
 
-  /// The held arms, for their statistics.
-  ScheduledArm<Scalar, Ordinal, MemorySpace> const &scheduled() const
+  /// The held arms, for their statistics: null until the arm first ran.
+  ScheduledArm<Scalar, Ordinal, MemorySpace> const *scheduled() const
   {
-    return scheduled_;
+    return scheduled_ ? &*scheduled_ : nullptr;
   }
-  ExactSetArm<Scalar, Ordinal, MemorySpace> const &exact_set() const
+  ExactSetArm<Scalar, Ordinal, MemorySpace> const *exact_set() const
   {
-    return exact_set_;
+    return exact_set_ ? &*exact_set_ : nullptr;
   }
-  ScatterArm<Scalar, Ordinal, MemorySpace> const &scatter() const { return scatter_; }
+  ScatterArm<Scalar, Ordinal, MemorySpace> const *scatter() const
+  {
+    return scatter_ ? &*scatter_ : nullptr;
+  }
 
 private:
   enum class Trigger
@@ -423,19 +436,25 @@ private:
     time_shift, // step time
   };
 
+  // Makes `arm` if it was never made. The scheduled arm is compiled here for
+  // the expected columns (on `space`); the others hold nothing yet.
   template <class ExecutionSpace>
-  static ScheduledArm<Scalar, Ordinal, MemorySpace>
-  make_scheduled(ExecutionSpace const &space, std::shared_ptr<data_type const> const &op,
-                 std::vector<Ordinal> const &expected_cols, int width,
-                 SessionOptions const &options)
+  void make(Arm arm, ExecutionSpace const &space)
   {
-    try
+    switch (arm)
     {
-      return {space, op, expected_cols, width, options};
-    }
-    catch (std::invalid_argument const &e)
-    {
-      detail::rethrow_under("hst::Operator::adaptive", e);
+    case Arm::scheduled:
+      if (!scheduled_)
+        scheduled_.emplace(space, op_, expected_cols_, width_, options_.session);
+      break;
+    case Arm::exact_set:
+      if (!exact_set_)
+        exact_set_.emplace(op_, width_);
+      break;
+    case Arm::scatter:
+      if (!scatter_)
+        scatter_.emplace(op_, width_);
+      break;
     }
   }
 
@@ -446,18 +465,19 @@ private:
                           Dx const &dx, Y const &y)
   {
     Ordinal const *ids = nullptr;
+    make(arm, space); // a settled arm was probed, so made: this costs a test
     try
     {
       switch (arm)
       {
       case Arm::scheduled:
-        ids = scheduled_.apply_returning_ids(space, cols, dx, y);
+        ids = scheduled_->apply_returning_ids(space, cols, dx, y);
         break;
       case Arm::exact_set:
-        ids = exact_set_.apply_returning_ids(space, cols, dx, y);
+        ids = exact_set_->apply_returning_ids(space, cols, dx, y);
         break;
       case Arm::scatter:
-        ids = scatter_.apply_returning_ids(space, cols, dx, y);
+        ids = scatter_->apply_returning_ids(space, cols, dx, y);
         break;
       }
     }
@@ -485,6 +505,10 @@ private:
   Timed timed_dispatch(Arm arm, ExecutionSpace const &space, Cols const &cols,
                        Dx const &dx, Y const &y)
   {
+    // An arm's making is not its step: made before the clock (and before its
+    // compile events are read, so that the expected set's tiles are not
+    // counted as the step's), as when the session made all three up front.
+    make(arm, space);
     std::int64_t const events_before = events(arm);
     kokkos_ext::fence(space, "hst::timed_step");
     double const start = options_.clock();
@@ -515,9 +539,9 @@ private:
     switch (arm)
     {
     case Arm::scheduled:
-      return scheduled_.stats().tiles_compiled;
+      return scheduled_ ? scheduled_->stats().tiles_compiled : 0;
     case Arm::exact_set:
-      return exact_set_.compiles();
+      return exact_set_ ? exact_set_->compiles() : 0;
     case Arm::scatter:
       break;
     }
@@ -531,9 +555,9 @@ private:
     switch (arm)
     {
     case Arm::scheduled:
-      return scheduled_.stats().replans;
+      return scheduled_ ? scheduled_->stats().replans : 0;
     case Arm::exact_set:
-      return exact_set_.compiles();
+      return exact_set_ ? exact_set_->compiles() : 0;
     case Arm::scatter:
       break;
     }
@@ -896,9 +920,12 @@ private:
 
   AdaptiveOptions options_;
   std::shared_ptr<data_type const> op_; // its host CSC weighs timed steps
-  ScheduledArm<Scalar, Ordinal, MemorySpace> scheduled_;
-  ExactSetArm<Scalar, Ordinal, MemorySpace> exact_set_;
-  ScatterArm<Scalar, Ordinal, MemorySpace> scatter_;
+  int width_;
+  std::vector<Ordinal> expected_cols_; // the scheduled arm is compiled for them
+  // The arms, each made when it first runs (make()).
+  std::optional<ScheduledArm<Scalar, Ordinal, MemorySpace>> scheduled_;
+  std::optional<ExactSetArm<Scalar, Ordinal, MemorySpace>> exact_set_;
+  std::optional<ScatterArm<Scalar, Ordinal, MemorySpace>> scatter_;
   // The default instance, made once: on Kokkos 4 making one allocates.
   typename MemorySpace::execution_space default_space_;
   mutable AdaptiveReport report_; // report() writes the decisions' reasons

@@ -35,7 +35,6 @@ public:
 
   ExactSetArm(std::shared_ptr<typename Base::data_type const> op, int width)
       : Base(std::move(op), width, "hst::Operator::baseline")
-      , mark_(std::size_t(this->op_->n_rows))
       , list_("hst::ExactSetArm::list")
   {}
 
@@ -142,13 +141,11 @@ private:
     Layout const layout(entries, max_rows);
     list_.reserve(layout.end);
     layout_ = layout;
-    if (++epoch_ == 0)
-    {
-      std::fill(mark_.begin(), mark_.end(), RowMark{});
-      epoch_ = 1;
-    }
-    std::uint32_t const epoch = epoch_;
-    RowMark *const mark = mark_.data();
+    // Row marks from the operator's shared scratch: a new generation per
+    // compile, nothing cleared, nothing of the operator's size held here.
+    auto const lease = this->op_->scratch->acquire();
+    std::uint32_t const epoch = lease->new_row_generation();
+    RowMark *const mark = lease->row_mark();
     unsigned char *const base = list_.host();
     auto *const rows = reinterpret_cast<Ordinal *>(base + layout.rows);
     auto *const row_ptr = reinterpret_cast<std::int32_t *>(base + layout.row_ptr);
@@ -210,7 +207,7 @@ private:
         {
           Ordinal const r = csc_row_data[p];
           RowMark const m = mark[r];
-          bool const fresh = m.epoch != epoch;
+          bool const fresh = m.generation != epoch;
           std::int32_t const slot = fresh ? n : m.slot;
           mark[r] = RowMark{epoch, slot};
           part_rows[n] = r;
@@ -286,16 +283,10 @@ private:
   }
 
   // Per operator row: the compile that last touched it, and its index in
-  // that compile's part (one 8-byte record: one cache line per touched row).
-  struct RowMark
-  {
-    std::uint32_t epoch = 0;
-    std::int32_t slot = 0;
-  };
+  // that compile's part (in the operator's shared scratch).
+  using RowMark = detail::RowMark;
 
   detail::ColumnSetHistory<Ordinal> history_;
-  std::vector<RowMark> mark_; // row -> (last compile touching it, its index)
-  std::uint32_t epoch_ = 0;
   std::vector<Part> parts_;
   // Where a device's compile runs, made once: on Kokkos 4 making an
   // execution-space instance allocates.

@@ -2,6 +2,7 @@
 
 #include <hst/Options.hpp>
 #include <hst/detail/ArmBase.hpp>
+#include <hst/detail/IndexMap.hpp>
 #include <hst/detail/TiledApply.hpp>
 
 #include <algorithm>
@@ -70,15 +71,6 @@ public:
                SessionOptions const &options)
       : Base(std::move(op), width, "hst::Operator::session")
       , options_(options)
-      , tile_slot_(std::size_t(this->op_->column_tiles()), -1)
-      , column_position_(std::size_t(this->op_->n_cols), -1)
-      , segment_piece_(n_segments(*this->op_), -1)
-      , block_start_(std::size_t(this->op_->n_row_blocks), 0)
-      , block_count_(std::size_t(this->op_->n_row_blocks), 0)
-      , block_class_(std::size_t(this->op_->n_row_blocks), -1)
-      , block_work_(std::size_t(this->op_->n_row_blocks), -1)
-      , block_dirty_(std::size_t(this->op_->n_row_blocks), 0)
-      , work_block_(std::size_t(this->op_->n_row_blocks), -1)
       , work_("hst::ScheduledArm::work")
       , pieces_("hst::ScheduledArm::pieces")
   {
@@ -96,21 +88,23 @@ public:
     for (Ordinal c : expected_cols)
     {
       auto const t = this->op_->column_tile_of(c);
-      if (tile_slot_[t] < 0)
+      if (tile_slot_.find(t) < 0)
         add_tile(t);
     }
-    work_.reserve(std::size_t(this->op_->n_row_blocks));
-    dirty_blocks_.reserve(std::size_t(this->op_->n_row_blocks));
     // Plan for the expected set now, so that a first step on exactly that set
     // runs the kernel alone (its plan is preparation, like the tile compiles
-    // above). A list with repeated ids is only used for its tiles. Repeats
-    // are found with column_position_ (all -1 until the plan), reset after.
+    // above). A list with repeated ids is only used for its tiles. Nothing
+    // here is of the operator's size: the state is sized by the tiles,
+    // segments and row blocks the set touches (issue 14).
     bool distinct = true;
-    for (std::size_t i = 0; i < expected_cols.size() && distinct; ++i)
-      distinct = std::exchange(column_position_[std::size_t(expected_cols[i])],
-                               std::int32_t(i)) < 0;
-    for (Ordinal c : expected_cols)
-      column_position_[std::size_t(c)] = -1;
+    {
+      auto const lease = this->op_->scratch->acquire();
+      std::uint32_t const generation = lease->new_column_generation();
+      std::uint32_t *const stamp = lease->column_stamp();
+      for (std::size_t i = 0; i < expected_cols.size() && distinct; ++i)
+        distinct =
+            std::exchange(stamp[std::size_t(expected_cols[i])], generation) != generation;
+    }
     if (distinct && !expected_cols.empty())
     {
       replan(space, expected_cols.data(), expected_cols.size());
@@ -124,11 +118,6 @@ public:
 
 private:
   using Piece = detail::TilePiece;
-
-  static std::size_t n_segments(typename Base::data_type const &op)
-  {
-    return std::max<std::size_t>(op.segment_ptr.extent(0), 1) - 1;
-  }
 
   template <class ExecutionSpace, class Cols, class Dx, class Y>
   void apply_checked(ExecutionSpace const &space, Ordinal const *host_cols,
@@ -157,7 +146,7 @@ private:
     for (std::size_t i = 0; i < k; ++i)
     {
       auto const t = this->op_->column_tile_of(cols[i]);
-      if (tile_slot_[t] < 0)
+      if (tile_slot_.find(t) < 0)
         detail::throw_invalid(name, ": argument 'cols' holds column id ", cols[i],
                               " at position ", i, ", in column tile ", t,
                               " which the strict schedule does not hold");
@@ -176,16 +165,29 @@ private:
     moved_.clear();
     entering_.reserve(k); // both hold at most k: they grow only when k does
     moved_.reserve(k);
-    for (std::size_t i = 0; i < k; ++i)
     {
-      auto const p = column_position_[cols[i]];
-      if (p < 0)
-        entering_.push_back(std::int32_t(i));
-      else
+      // Each column's position in the previous set, stamped in the
+      // operator's shared scratch (O(previous k), nothing cleared).
+      auto const lease = this->op_->scratch->acquire();
+      std::uint32_t const generation = lease->new_column_generation();
+      std::uint32_t *const stamp = lease->column_stamp();
+      std::int32_t *const position = lease->column_value();
+      for (std::size_t p = 0; p < previous.size(); ++p)
       {
-        claimed_[std::size_t(p)] = 1;
-        if (std::size_t(p) != i)
-          moved_.push_back(std::int32_t(i));
+        stamp[previous[p]] = generation;
+        position[previous[p]] = std::int32_t(p);
+      }
+      for (std::size_t i = 0; i < k; ++i)
+      {
+        auto const p = stamp[cols[i]] == generation ? position[cols[i]] : -1;
+        if (p < 0)
+          entering_.push_back(std::int32_t(i));
+        else
+        {
+          claimed_[std::size_t(p)] = 1;
+          if (std::size_t(p) != i)
+            moved_.push_back(std::int32_t(i));
+        }
       }
     }
     for (std::size_t p = 0; p < previous.size(); ++p)
@@ -201,9 +203,10 @@ private:
     update_schedule_stats();
   }
 
-  // Calls f(segment, block) for each nonempty segment of column c.
+  // Calls f(segment, block) for each nonempty segment of column c, with
+  // the arm's local id of the segment's row block.
   template <class F>
-  void for_each_segment(Ordinal c, F &&f) const
+  void for_each_segment(Ordinal c, F &&f)
   {
     auto const &op = *this->op_;
     auto const t = op.column_tile[c];
@@ -214,17 +217,38 @@ private:
     {
       std::size_t const segment = std::size_t(q) * tile + j;
       if (segment_ptr[segment] != segment_ptr[segment + 1])
-        f(segment, op.tile_row_block[q]);
+        f(segment, local_block(op.tile_row_block[q]));
     }
+  }
+
+  // The arm's id of row block `block` (its index in the per-block arrays),
+  // given when a step first touches the block and kept from then on: the
+  // arrays hold the blocks the sets touched so far, not all of them.
+  std::int32_t local_block(std::int32_t block)
+  {
+    auto l = block_local_.find(block);
+    if (l >= 0)
+      return l;
+    l = std::int32_t(block_start_.size());
+    block_local_.set(block, l);
+    block_start_.push_back(0);
+    block_count_.push_back(0);
+    block_class_.push_back(-1);
+    block_work_.push_back(-1);
+    block_dirty_.push_back(0);
+    work_block_.push_back(-1);
+    dirty_blocks_.reserve(block_start_.size());
+    work_.reserve(block_start_.size());
+    return l;
   }
 
   void add_column(Ordinal c, std::int32_t position)
   {
     auto const t = this->op_->column_tile[c];
-    if (tile_slot_[t] < 0)
-      add_tile(t);
-    ++slot_columns_[tile_slot_[t]];
-    column_position_[c] = position;
+    auto s = tile_slot_.find(t);
+    if (s < 0)
+      s = add_tile(t);
+    ++slot_columns_[s];
     std::size_t const *const segment_ptr = this->op_->segment_ptr.data();
     for_each_segment(c, [&](std::size_t segment, std::int32_t block) {
       if (block_class_[block] < 0)
@@ -238,19 +262,19 @@ private:
       piece_entries_ += length;
       ++n_pieces_;
       piece_segment_[std::size_t(e)] = segment;
-      segment_piece_[segment] = e;
+      segment_piece_.set(std::int64_t(segment), e);
       touch(block);
     });
   }
 
   void remove_column(Ordinal c)
   {
-    auto const s = tile_slot_[this->op_->column_tile[c]];
+    auto const s = tile_slot_.find(this->op_->column_tile[c]);
     if (--slot_columns_[s] == 0)
       slot_last_used_[s] = step_ - 1; // the last step that held one of its columns
-    column_position_[c] = -1;
     for_each_segment(c, [&](std::size_t segment, std::int32_t block) {
-      auto const e = segment_piece_[segment];
+      auto const e = segment_piece_.find(std::int64_t(segment));
+      segment_piece_.erase(std::int64_t(segment));
       piece_entries_ -= pieces_.host()[e].length;
       --n_pieces_;
       auto const last = block_start_[block] + --block_count_[block];
@@ -260,7 +284,7 @@ private:
         pieces[e] = pieces[last];
         auto const moved = piece_segment_[std::size_t(last)];
         piece_segment_[std::size_t(e)] = moved;
-        segment_piece_[moved] = e;
+        segment_piece_.set(std::int64_t(moved), e);
       }
       if (block_count_[block] == 0)
         close_block(block);
@@ -271,9 +295,8 @@ private:
 
   void reposition_column(Ordinal c, std::int32_t position)
   {
-    column_position_[c] = position;
     for_each_segment(c, [&](std::size_t segment, std::int32_t block) {
-      pieces_.host()[segment_piece_[segment]].position = position;
+      pieces_.host()[segment_piece_.find(std::int64_t(segment))].position = position;
       touch(block);
     });
   }
@@ -334,7 +357,7 @@ private:
       pieces[to + e] = pieces[from + e];
       auto const segment = piece_segment_[std::size_t(from + e)];
       piece_segment_[std::size_t(to + e)] = segment;
-      segment_piece_[segment] = to + e;
+      segment_piece_.set(std::int64_t(segment), to + e);
     }
     free_regions_[std::size_t(size_class)].push_back(from);
     block_class_[block] = size_class + 1;
@@ -408,7 +431,7 @@ private:
     stats_.entries = piece_entries_;
   }
 
-  void add_tile(std::int32_t t)
+  std::int32_t add_tile(std::int32_t t)
   {
     std::int32_t s;
     if (free_slots_.empty())
@@ -426,9 +449,10 @@ private:
       slot_last_used_[s] = step_;
       slot_columns_[s] = 0;
     }
-    tile_slot_[t] = s;
+    tile_slot_.set(t, s);
     scheduled_tiles_ += this->op_->tile_ptr[t + 1] - this->op_->tile_ptr[t];
     ++stats_.tiles_compiled;
+    return s;
   }
 
   // Frees the slots of tiles no step used for more than retire_after steps
@@ -441,7 +465,7 @@ private:
       {
         auto const t = slot_tile_[s];
         scheduled_tiles_ -= this->op_->tile_ptr[t + 1] - this->op_->tile_ptr[t];
-        tile_slot_[t] = -1;
+        tile_slot_.erase(t);
         slot_tile_[s] = -1;
         free_slots_.push_back(std::int32_t(s));
         ++stats_.tiles_retired;
@@ -459,18 +483,18 @@ private:
   SessionOptions options_;
   std::int64_t step_ = 0;
   detail::ColumnSetHistory<Ordinal> history_; // the set the piece lists hold
-  std::vector<std::int32_t> tile_slot_;       // column tile -> slot, or -1
+  detail::IndexMap tile_slot_;                // column tile -> slot, or -1
   std::vector<std::int32_t> slot_tile_;       // slot -> column tile, or -1
   std::vector<std::int64_t> slot_last_used_;  // slot -> last step that used it
   std::vector<std::int32_t> slot_columns_;    // slot -> columns of the set in it
   std::vector<std::int32_t> free_slots_;
-  std::int64_t scheduled_tiles_ = 0; // tiles of the scheduled column tiles
-  // column -> its position in the set the lists hold, or -1
-  std::vector<std::int32_t> column_position_;
-  std::vector<std::int32_t> segment_piece_; // segment -> its piece, if present
-  std::vector<std::size_t> piece_segment_;  // piece -> its segment
-  // Per row block: its region of the piece list (start, size class or -1),
-  // pieces held, work item or -1, and whether this step changed it.
+  std::int64_t scheduled_tiles_ = 0;       // tiles of the scheduled column tiles
+  detail::IndexMap segment_piece_;         // segment -> its piece, if present
+  std::vector<std::size_t> piece_segment_; // piece -> its segment
+  // Per row block touched so far (by local id: local_block()): its region of
+  // the piece list (start, size class or -1), pieces held, work item or -1,
+  // and whether this step changed it.
+  detail::IndexMap block_local_; // row block -> local id
   std::vector<std::int32_t> block_start_;
   std::vector<std::int32_t> block_count_;
   std::vector<std::int32_t> block_class_;

@@ -92,7 +92,7 @@ protected:
   ArmBase(std::shared_ptr<data_type const> op, int width, char const *where)
       : op_(std::move(op))
       , width_(check_width(width, where))
-      , check_(Arm::name, op_->n_rows, op_->n_cols, width_)
+      , check_(Arm::name, op_->n_rows, op_->n_cols, width_, op_->scratch.get())
   {}
 
   std::shared_ptr<data_type const> op_;

@@ -5,6 +5,7 @@
 // leaves the caller's data untouched.
 
 #include <hst/detail/Parallel.hpp>
+#include <hst/detail/Scratch.hpp>
 #include <hst/kokkos_ext/Compat.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -98,18 +99,20 @@ Ordinal const *host_readable_ids(ExecutionSpace const &space, Cols const &cols,
   }
 }
 
-// Host-side checker of one arm's inputs. Keeps a stamp per operator column to
-// find duplicate ids in O(k) without clearing anything between calls.
+// Host-side checker of one arm's inputs. Finds duplicate ids in O(k) with
+// the column stamps of the operator's shared scratch (a new generation per
+// call, nothing cleared), so that it holds nothing of the operator's size.
 template <class Ordinal>
 class InputCheck
 {
 public:
-  InputCheck(char const *where, Ordinal n_rows, Ordinal n_cols, int width)
+  InputCheck(char const *where, Ordinal n_rows, Ordinal n_cols, int width,
+             ScratchPool *scratch)
       : where_(where)
       , n_rows_(n_rows)
       , n_cols_(n_cols)
       , width_(width)
-      , stamp_(std::size_t(n_cols), 0)
+      , scratch_(scratch)
       , staging_("hst::InputCheck::host_cols", 0)
   {}
 
@@ -141,18 +144,16 @@ public:
 private:
   void check_columns(Ordinal const *ids, std::size_t k)
   {
-    if (++epoch_ == 0)
-    {
-      std::fill(stamp_.begin(), stamp_.end(), 0);
-      epoch_ = 1;
-    }
+    auto const lease = scratch_->acquire();
+    std::uint32_t const generation = lease->new_column_generation();
+    std::uint32_t *const stamp = lease->column_stamp();
     for (std::size_t i = 0; i < k; ++i)
     {
       Ordinal const c = ids[i];
       if (c < 0 || c >= n_cols_)
         throw_invalid(where_, ": argument 'cols' holds column id ", c, " at position ", i,
                       ", outside [0, ", n_cols_, ")");
-      if (stamp_[c] == epoch_)
+      if (stamp[c] == generation)
       {
         std::size_t first = 0;
         while (ids[first] != c)
@@ -160,7 +161,7 @@ private:
         throw_invalid(where_, ": argument 'cols' holds column id ", c,
                       " twice, at positions ", first, " and ", i);
       }
-      stamp_[c] = epoch_;
+      stamp[c] = generation;
     }
   }
 
@@ -168,8 +169,7 @@ private:
   Ordinal n_rows_;
   Ordinal n_cols_;
   int width_;
-  std::vector<std::uint32_t> stamp_;
-  std::uint32_t epoch_ = 0;
+  ScratchPool *scratch_; // the operator's, which outlives the arm's use of it
   Kokkos::View<Ordinal *, Kokkos::HostSpace> staging_;
 };
 

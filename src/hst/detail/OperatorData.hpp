@@ -3,6 +3,7 @@
 #include <hst/Options.hpp>
 #include <hst/detail/Buffers.hpp>
 #include <hst/detail/InputCheck.hpp>
+#include <hst/detail/Scratch.hpp>
 #include <hst/detail/TileIndex.hpp>
 #include <hst/kokkos_ext/Compat.hpp>
 
@@ -10,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace hst::detail
@@ -47,6 +49,9 @@ struct OperatorData
   Kokkos::View<Ordinal *, MemorySpace> tile_row;
   Kokkos::View<Scalar *, MemorySpace> tile_val;
   TileStats stats;
+  // Host scratch by column and by row, shared by the arms (see Scratch.hpp):
+  // the one O(n) host workspace, made here so that making an arm is not.
+  std::unique_ptr<ScratchPool> scratch;
 
   std::int32_t column_tile_of(Ordinal c) const { return column_tile[c]; }
   std::int32_t column_tiles() const { return std::int32_t(tile_ptr.size()) - 1; }
@@ -116,6 +121,7 @@ struct OperatorData
     tile_row = to_memory_space<MemorySpace>(space, index.row);
     tile_val = to_memory_space<MemorySpace>(space, index.val);
     stats = index.stats;
+    scratch = std::make_unique<ScratchPool>(std::size_t(n_rows), std::size_t(n_cols));
     // the host copies of the tile index are released on return
     kokkos_ext::fence(space, "hst::Operator");
   }
