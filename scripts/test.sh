@@ -7,8 +7,8 @@
 #    built standalone against the installed HST; the whole ctest suite.
 # 3. OpenMP + Serial: the whole suite at OMP_NUM_THREADS=2, then at 1.
 # 4. HIP (gfx908, gfx90a), compile and link only (no GPU here):
-#    tstEntryPoints, every public entry point on every memory space, and
-#    every public header on its own. nvcc: HST's sources through its front end.
+#    tstEntryPoints, every public entry point on every memory space, tstArms
+#    (the arms' GoogleTest suite), and every public header on its own. nvcc: HST's sources through its front end.
 # Warnings are errors in every build.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -74,8 +74,8 @@ device_compile() {
   cmake -S . -B "build-$backend" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CXX_COMPILER="$compiler" "-DCMAKE_CXX_FLAGS=-Wall -Wextra -Werror $extra" \
     -DCMAKE_PREFIX_PATH="$PWD/build-deps/kokkos-$backend" -DHST_ENABLE_TESTS=ON
-  cmake --build "build-$backend" -j2 --target tstEntryPoints hst_headers_self_contained
-  echo "$backend: tstEntryPoints and every public header compiled and linked"
+  cmake --build "build-$backend" -j2 --target tstEntryPoints tstArms hst_headers_self_contained
+  echo "$backend: tstEntryPoints, tstArms and every public header compiled and linked"
 }
 section "HIP: compile and link"
 # hipcc asks the (absent) GPU for its target unless told.
