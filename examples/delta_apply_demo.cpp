@@ -5,13 +5,14 @@
 //   delta_apply_demo [--rows N] [--steps S] [--churn RHO] [--B WIDTH]
 
 #include <hst/HST.hpp>
-#include <hst/workload/Check.hpp>
-#include <hst/workload/Generators.hpp>
-#include <hst/workload/Workload.hpp>
 
 #include <KokkosSparse_spmv.hpp>
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
+
+#include <workload/Check.hpp>
+#include <workload/Generators.hpp>
+#include <workload/Workload.hpp>
 
 #include <cmath>
 #include <cstdio>

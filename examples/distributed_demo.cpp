@@ -7,13 +7,14 @@
 //   mpiexec -n 2 distributed_demo [--side N] [--steps S]
 
 #include <hst/HST.hpp>
-#include <hst/workload/Generators.hpp>
-#include <hst/workload/Workload.hpp>
 
 #include <KokkosSparse_spmv.hpp>
 #include <Kokkos_Core.hpp>
 
 #include <mpi.h>
+
+#include <workload/Generators.hpp>
+#include <workload/Workload.hpp>
 
 #include <cmath>
 #include <cstdio>

@@ -16,10 +16,11 @@
 // rungs of one run see the same inputs in the same layout.
 
 #include <hst/HST.hpp>
-#include <hst/workload/Check.hpp>
-#include <hst/workload/Workload.hpp>
 
 #include <KokkosSparse_CrsMatrix.hpp>
+
+#include <workload/Check.hpp>
+#include <workload/Workload.hpp>
 // Kokkos Kernels 3.4's SPMV_MV_Transpose_Functor leaves rows_per_team
 // unset on the RangePolicy path and then copies the functor; GCC 12 reports
 // that from inside the (system) header as -Wmaybe-uninitialized wherever the

@@ -25,11 +25,10 @@
 //   bench_adaptive [--hst_layout=left|right]
 //                  [--benchmark_out=adaptive.json --benchmark_out_format=json]
 
-#include <hst/workload/Suite.hpp>
-
 #include <benchmark/benchmark.h>
 
 #include "Harness.hpp"
+#include <workload/Suite.hpp>
 
 #include <algorithm>
 #include <array>

@@ -21,13 +21,14 @@
 // ranks; "crossing" is the changed columns whose change another rank needs.
 
 #include <hst/HST.hpp>
-#include <hst/workload/Generators.hpp>
-#include <hst/workload/Workload.hpp>
 
 #include <KokkosSparse_spmv.hpp>
 #include <Kokkos_Core.hpp>
 
 #include <mpi.h>
+
+#include <workload/Generators.hpp>
+#include <workload/Workload.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -32,15 +32,15 @@
 // what the settled session adds, in instructions.
 
 #include <hst/HST.hpp>
-#include <hst/workload/Check.hpp>
-#include <hst/workload/Generators.hpp>
-#include <hst/workload/Workload.hpp>
 
 #include <KokkosSparse_spmv.hpp>
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
 
 #include "Harness.hpp" // first: it includes KokkosSparse_spmv.hpp (see there)
+#include <workload/Check.hpp>
+#include <workload/Generators.hpp>
+#include <workload/Workload.hpp>
 
 #include <algorithm>
 #include <cstdint>

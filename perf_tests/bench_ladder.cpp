@@ -20,11 +20,10 @@
 //                [--hst_layout=left|right]
 //                [--benchmark_out=ladder.json --benchmark_out_format=json] ...
 
-#include <hst/workload/Suite.hpp>
-
 #include <benchmark/benchmark.h>
 
 #include "Harness.hpp"
+#include <workload/Suite.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -17,8 +17,6 @@
 // pass, Y must equal A.apply(X_final) to 1e-12 relative.
 
 #include <hst/tpetra/DeltaOperator.hpp>
-#include <hst/workload/Generators.hpp>
-#include <hst/workload/Workload.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -29,6 +27,8 @@
 #include <Tpetra_CrsMatrix.hpp>
 #include <Tpetra_Map.hpp>
 #include <Tpetra_MultiVector.hpp>
+#include <workload/Generators.hpp>
+#include <workload/Workload.hpp>
 
 #include <algorithm>
 #include <cmath>

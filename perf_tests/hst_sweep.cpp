@@ -13,11 +13,10 @@
 // us/step is the median pass.
 // Every pass's answer is checked against the full recompute.
 
-#include <hst/workload/Generators.hpp>
-#include <hst/workload/MatrixMarket.hpp>
-#include <hst/workload/Suite.hpp>
-
 #include "Harness.hpp"
+#include <workload/Generators.hpp>
+#include <workload/MatrixMarket.hpp>
+#include <workload/Suite.hpp>
 
 #include <algorithm>
 #include <chrono>

@@ -4,11 +4,11 @@
 // rank takes for the columns it owns.
 
 #include <hst/HST.hpp>
-#include <hst/workload/Workload.hpp>
 
 #include <mpi.h>
 
 #include "HSTTestHelpers.hpp"
+#include <workload/Workload.hpp>
 
 #include <cstdint>
 #include <sstream>

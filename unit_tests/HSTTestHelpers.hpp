@@ -1,13 +1,14 @@
 #pragma once
 
 #include <hst/HST.hpp>
-#include <hst/workload/Generators.hpp>
 
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <KokkosSparse_spmv.hpp>
 #include <Kokkos_Core.hpp>
 
 #include <gtest/gtest.h>
+
+#include <workload/Generators.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -8,10 +8,10 @@
 // 320 entries, so 1 us/step reads there as 3.125 ns/entry.
 
 #include <hst/kokkos_ext/Compat.hpp>
-#include <hst/workload/Workload.hpp>
 
 #include "AllocationWatch.hpp"
 #include "HSTTestHelpers.hpp"
+#include <workload/Workload.hpp>
 
 #include <array>
 #include <atomic>

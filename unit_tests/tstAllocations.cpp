@@ -4,10 +4,10 @@
 // is labelled "hst::...".
 
 #include <hst/kokkos_ext/Compat.hpp>
-#include <hst/workload/Workload.hpp>
 
 #include "AllocationWatch.hpp"
 #include "HSTTestHelpers.hpp"
+#include <workload/Workload.hpp>
 
 #include <atomic>
 #include <cstdlib>

@@ -2,9 +2,8 @@
 // A times the accumulated x) after 200-step workloads, and with a plain host
 // loop on the edge cases.
 
-#include <hst/workload/Workload.hpp>
-
 #include "HSTTestHelpers.hpp"
+#include <workload/Workload.hpp>
 
 #include <cstdint>
 #include <cstdio>

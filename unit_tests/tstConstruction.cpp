@@ -5,7 +5,7 @@
 
 #include <hst/detail/IndexMap.hpp>
 #include <hst/detail/Scratch.hpp>
-#include <hst/workload/Generators.hpp>
+#include <workload/Generators.hpp>
 
 #include "AllocationWatch.hpp"
 #include "HSTTestHelpers.hpp"

@@ -2,9 +2,8 @@
 // bounds are 5 sigma (or a chi-square quantile of that tail); the seeds are
 // fixed, so each run is deterministic anyway.
 
-#include <hst/workload/Workload.hpp>
-
 #include "HSTTestHelpers.hpp"
+#include <workload/Workload.hpp>
 
 #include <stdexcept>
 

@@ -17,8 +17,6 @@
 // freed keep Kokkos up until the process ends (their memory goes with it).
 
 #include <hst/HST.hpp>
-#include <hst/workload/Suite.hpp>
-#include <hst/workload/Workload.hpp>
 
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <Kokkos_Core.hpp>
@@ -26,6 +24,8 @@
 #include <ATen/ATen.h>
 #include <torch/custom_class.h>
 #include <torch/library.h>
+#include <workload/Suite.hpp>
+#include <workload/Workload.hpp>
 
 #include <algorithm>
 #include <atomic>

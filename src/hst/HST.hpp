@@ -10,6 +10,7 @@
 #include <hst/Options.hpp>
 #include <hst/ScatterArm.hpp>
 #include <hst/ScheduledArm.hpp>
+#include <hst/io/MatrixMarket.hpp>
 
 #ifdef HST_ENABLE_MPI
 #include <hst/distributed/BlockPartition.hpp>

@@ -153,7 +153,8 @@ class Hst(CMakePackage, CudaPackage, ROCmPackage):
     @run_after("install")
     def setup_build_tests(self):
         """Cache the examples so that `spack test run` can build them."""
-        cache_extra_test_sources(self, [self.examples_src_dir])
+        # The examples build their operators with the fixtures in test_common/.
+        cache_extra_test_sources(self, [self.examples_src_dir, "test_common"])
 
     def test_examples(self):
         """build the cached examples against the installed HST and run them"""

@@ -2,10 +2,10 @@
 // Deterministic sequences of changed column sets and dx values (MISSION.md):
 // drift, jump and frozen motion at churn rho.
 
-#include <hst/workload/Random.hpp>
-
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <Kokkos_Core.hpp>
+
+#include <workload/Random.hpp>
 
 #include <algorithm>
 #include <cmath>

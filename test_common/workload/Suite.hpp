@@ -3,7 +3,7 @@
 // the tests: every operator is generated in-process from fixed parameters and
 // seeds, so a name always means the same matrix.
 
-#include <hst/workload/Generators.hpp>
+#include <workload/Generators.hpp>
 
 #include <algorithm>
 #include <cstdint>

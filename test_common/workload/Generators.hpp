@@ -2,10 +2,10 @@
 // Deterministic test and benchmark operators, built on the host and returned
 // as KokkosSparse::CrsMatrix in MemorySpace.
 
-#include <hst/workload/Random.hpp>
-
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <Kokkos_Core.hpp>
+
+#include <workload/Random.hpp>
 
 #include <algorithm>
 #include <cmath>
