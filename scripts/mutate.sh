@@ -74,7 +74,7 @@ for entry in "${mutants[@]}"; do
   cp -p "$tree/$file" "$tree/$file.orig"
   sed -e "$expr" "$tree/$file.orig" >"$tree/$file"
   if cmp -s "$tree/$file" "$tree/$file.orig"; then
-    rows+=("$(printf '%-28s %-34s %s' "$name" "DID NOT APPLY" "$what")")
+    rows+=("$(printf '%-30s %-34s %s' "$name" "DID NOT APPLY" "$what")")
     survivors=$((survivors + 1))
     mv "$tree/$file.orig" "$tree/$file"
     continue
@@ -93,11 +93,11 @@ for entry in "${mutants[@]}"; do
     killed="SURVIVED"
     survivors=$((survivors + 1))
   fi
-  rows+=("$(printf '%-28s %-34s %s (%ss)' "$name" "$killed" "$what" $(($(date +%s) - start)))")
+  rows+=("$(printf '%-30s %-34s %s (%ss)' "$name" "$killed" "$what" $(($(date +%s) - start)))")
 done
 
 echo
-printf '%-28s %-34s %s\n' "mutant" "killed by" "fault"
+printf '%-30s %-34s %s\n' "mutant" "killed by" "fault"
 printf '%s\n' "${rows[@]}"
 echo
 if ((survivors > 0)); then
