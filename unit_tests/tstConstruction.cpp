@@ -5,10 +5,10 @@
 
 #include <hst/detail/IndexMap.hpp>
 #include <hst/detail/Scratch.hpp>
-#include <workload/Generators.hpp>
 
 #include "AllocationWatch.hpp"
 #include "HSTTestHelpers.hpp"
+#include <workload/Generators.hpp>
 
 #include <atomic>
 #include <map>

@@ -99,8 +99,15 @@ private:
   struct Part
   {
     Ordinal lo = 0, hi = 0;
-    std::size_t entries = 0, entry_offset = 0, scratch = 0;
+    std::size_t entries = 0, entry_offset = 0, scratch = 0, segments = 0;
     std::int32_t rows = 0, row_offset = 0;
+  };
+
+  // A changed column's entries in one part's rows, and the column's position.
+  struct Segment
+  {
+    std::size_t begin, end;
+    std::int32_t position;
   };
 
   // Compiles the list for cols[0, k) on the host. The touched rows are cut
@@ -108,7 +115,8 @@ private:
   // OperatorOptions::min_parallel_work or the host runs one thread); each
   // part walks every column's entries in its rows (detail::clip_to_rows), so
   // no two parts write one row's records:
-  //   1. count its entries (O(k), from the columns' ends);
+  //   1. (several parts) clip every column to its rows once, O(k): the
+  //      segments it walks next, and its entry count;
   //   2. its rows in first-touch order and their entry counts, into scratch;
   //   3. after the prefix sums over parts, its rows, row offsets, and its
   //      entries in increasing position into the list.
@@ -159,28 +167,47 @@ private:
       parts[t].lo = ranges.begin(t);
       parts[t].hi = ranges.end(t);
     }
-    // Calls walk(i, begin, end) for each column i, in order, with its entries
-    // in part t's rows.
-    auto const for_entries_in = [&](Part const &part, auto &&walk) {
-      for (std::size_t i = 0; i < k; ++i)
-      {
-        std::size_t begin = col_ptr[cols[i]];
-        std::size_t end = col_ptr[cols[i] + 1];
-        if (detail::clip_to_rows(csc_row, begin, end, part.lo, part.hi))
-          walk(i, begin, end);
-      }
-    };
-
-    // 1. Entries per part (one part: all of them).
+    // 1. Each part's segments and entries (one part: every column, all of
+    // its entries).
     parts[0].entries = entries;
     if (n_parts > 1)
+    {
+      segments_.resize(std::size_t(n_parts) * k);
       for_each_part(host, n_parts, [&](int t) {
-        std::size_t n = 0;
-        for_entries_in(parts[t], [&](std::size_t, std::size_t begin, std::size_t end) {
-          n += end - begin;
-        });
+        Segment *const segment = segments_.data() + std::size_t(t) * k;
+        std::size_t n = 0, count = 0;
+        for (std::size_t i = 0; i < k; ++i)
+        {
+          std::size_t begin = col_ptr[cols[i]];
+          std::size_t end = col_ptr[cols[i] + 1];
+          if (detail::clip_to_rows(csc_row, begin, end, parts[t].lo, parts[t].hi))
+          {
+            segment[count++] = Segment{begin, end, std::int32_t(i)};
+            n += end - begin;
+          }
+        }
+        parts[t].segments = count;
         parts[t].entries = n;
       });
+    }
+    // Calls walk(i, begin, end) for each column i, in order, with its entries
+    // in part t's rows.
+    auto const for_entries_in = [&](int t, auto &&walk) {
+      if (n_parts == 1)
+        for (std::size_t i = 0; i < k; ++i)
+        {
+          std::size_t begin = col_ptr[cols[i]];
+          std::size_t end = col_ptr[cols[i] + 1];
+          if (detail::clip_to_rows(csc_row, begin, end, parts[t].lo, parts[t].hi))
+            walk(i, begin, end);
+        }
+      else
+      {
+        Segment const *const segment = segments_.data() + std::size_t(t) * k;
+        for (std::size_t s = 0; s < parts[t].segments; ++s)
+          walk(std::size_t(segment[s].position), segment[s].begin, segment[s].end);
+      }
+    };
     std::size_t scratch_size = 0;
     for (int t = 0; t < n_parts; ++t)
     {
@@ -202,7 +229,7 @@ private:
       std::int32_t *const count = row_count_.data() + parts[t].scratch;
       std::fill(count, count + parts[t].entries + 1, 0);
       std::int32_t n = 0;
-      for_entries_in(parts[t], [&](std::size_t, std::size_t begin, std::size_t end) {
+      for_entries_in(t, [&](std::size_t, std::size_t begin, std::size_t end) {
         for (auto p = begin; p < end; ++p)
         {
           Ordinal const r = csc_row_data[p];
@@ -238,7 +265,7 @@ private:
         rows[part.row_offset + s] = part_rows[s];
         row_ptr[part.row_offset + s] = cursor[s];
       }
-      for_entries_in(part, [&](std::size_t i, std::size_t begin, std::size_t end) {
+      for_entries_in(t, [&](std::size_t i, std::size_t begin, std::size_t end) {
         for (auto p = begin; p < end; ++p)
         {
           auto const e = cursor[mark[csc_row_data[p]].slot]++;
@@ -288,6 +315,7 @@ private:
 
   detail::ColumnSetHistory<Ordinal> history_;
   std::vector<Part> parts_;
+  std::vector<Segment> segments_; // part t's at [t * k, t * k + its segments)
   // Where a device's compile runs, made once: on Kokkos 4 making an
   // execution-space instance allocates.
   Kokkos::DefaultHostExecutionSpace host_space_;
