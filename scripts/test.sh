@@ -9,6 +9,8 @@
 # 4. HIP (gfx908, gfx90a), compile and link only (no GPU here):
 #    tstEntryPoints, every public entry point on every memory space, and
 #    every public header on its own. nvcc: HST's sources through its front end.
+# 5. libFuzzer (clang, ASan/UBSan): 60 s on the Matrix Market reader and the
+#    apply input checks (scripts/fuzz.sh); then the mutation script.
 # Warnings are errors in every build.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -95,6 +97,11 @@ if [[ -x $nvcc ]]; then
     echo "nvcc: $source compiled"
   done
 fi
+
+section "Fuzzing: the Matrix Market reader and the apply input checks, 60 s"
+# clang++-14 with libFuzzer, ASan and UBSan against Debian's Serial Kokkos
+# (two targets, no Kokkos rebuild); 30 s each from fuzz/corpus/.
+scripts/fuzz.sh 60 build-fuzz
 
 section "Mutation: each deliberate fault fails the Serial tests"
 scripts/mutate.sh build-mutate
