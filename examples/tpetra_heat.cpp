@@ -22,6 +22,7 @@
 #include <Tpetra_CrsMatrix.hpp>
 #include <Tpetra_Map.hpp>
 #include <Tpetra_MultiVector.hpp>
+#include <workload/TpetraGrid.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -46,35 +47,6 @@ double now()
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-// A stencil on a side x side grid with zero (Dirichlet) boundaries: the
-// centre weight and the weight of each of the (5- or 9-point) neighbours.
-Teuchos::RCP<crs_type> stencil(Teuchos::RCP<map_type const> const &map, GO side,
-                               double centre, double edge, double corner)
-{
-  auto A = Teuchos::rcp(new crs_type(map, 9));
-  for (GO g : map->getNodeElementList())
-  {
-    GO const i = g / side, j = g % side;
-    std::vector<GO> cols;
-    std::vector<SC> vals;
-    for (GO di = -1; di <= 1; ++di)
-      for (GO dj = -1; dj <= 1; ++dj)
-      {
-        GO const ii = i + di, jj = j + dj;
-        double const w =
-            di == 0 && dj == 0 ? centre : (di == 0 || dj == 0 ? edge : corner);
-        if (ii < 0 || jj < 0 || ii >= side || jj >= side || w == 0)
-          continue;
-        cols.push_back(ii * side + jj);
-        vals.push_back(w);
-      }
-    A->insertGlobalValues(g, Teuchos::ArrayView<GO const>(cols.data(), cols.size()),
-                          Teuchos::ArrayView<SC const>(vals.data(), vals.size()));
-  }
-  A->fillComplete();
-  return A;
 }
 
 // The source strength of cell g at step t: 1 inside a disc of `radius`
@@ -136,8 +108,11 @@ int heat(GO side, int steps, double radius)
   auto const map =
       Teuchos::rcp(new map_type(Tpetra::global_size_t(side * side), GO(0), comm));
   double const dt = 0.2; // stable: dt * max eigenvalue of K (< 8) < 2
-  auto const K = stencil(map, side, 4.0, -1.0, 0.0);  // -Laplacian, 5 points
-  auto const P = stencil(map, side, 0.5, 0.1, 0.025); // spreads the source
+  // -Laplacian (5 points) and a 9-point spread of the source: the stencil
+  // weights of the centre, edge and corner neighbours, each rank assembling
+  // its own rows (test_common/workload/TpetraGrid.hpp).
+  auto const K = hst::workload::tpetra_grid_2d<crs_type>(map, side, 4.0, -1.0, 0.0);
+  auto const P = hst::workload::tpetra_grid_2d<crs_type>(map, side, 0.5, 0.1, 0.025);
   Source const source{side, radius, 0.02};
 
   // The source at step 0, the loads, and both loops' states.

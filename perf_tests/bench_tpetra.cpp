@@ -28,6 +28,7 @@
 #include <Tpetra_Map.hpp>
 #include <Tpetra_MultiVector.hpp>
 #include <workload/Generators.hpp>
+#include <workload/TpetraGrid.hpp>
 #include <workload/Workload.hpp>
 
 #include <algorithm>
@@ -57,28 +58,6 @@ double max_over_ranks(double v)
 {
   MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return v;
-}
-
-// The grid's rows this rank owns, as a fill-complete CrsMatrix.
-Teuchos::RCP<crs_type> to_tpetra(Triplets const &A, Teuchos::RCP<map_type const> map)
-{
-  auto M = Teuchos::rcp(new crs_type(map, 5));
-  std::vector<GO> cols;
-  std::vector<SC> vals;
-  for (GO g : map->getNodeElementList())
-  {
-    cols.clear();
-    vals.clear();
-    for (auto const &[c, v] : A.rows[std::size_t(g)])
-    {
-      cols.push_back(c);
-      vals.push_back(v);
-    }
-    M->insertGlobalValues(g, Teuchos::ArrayView<GO const>(cols.data(), cols.size()),
-                          Teuchos::ArrayView<SC const>(vals.data(), vals.size()));
-  }
-  M->fillComplete();
-  return M;
 }
 
 char const *const rungs[] = {"apply", "scatter", "baseline", "session", "adaptive"};
@@ -212,12 +191,21 @@ int run(bool quick, int steps, int rounds)
   Triplets const A = hst::workload::grid_2d<double, int>(side, side);
   auto const map =
       Teuchos::rcp(new map_type(Tpetra::global_size_t(A.n_rows), GO(0), comm));
-  auto const M = to_tpetra(A, map);
+  // The same 5-point grid as A (whose pattern the workloads follow), with
+  // stencil weights, each rank assembling its own rows.
+  auto const M = hst::workload::tpetra_grid_2d<crs_type>(map, side, 4.0, -1.0, 0.0);
   MPI_Barrier(MPI_COMM_WORLD);
   double const t0 = MPI_Wtime();
   delta_type const op(*M);
   double const prep = max_over_ranks(MPI_Wtime() - t0);
   Global const global = hst::workload::to_crs<Global>(A);
+  if (std::size_t(M->getGlobalNumEntries()) != std::size_t(global.nnz()))
+  {
+    if (root)
+      std::fprintf(stderr,
+                   "bench_tpetra: the Tpetra grid and the workload's grid differ\n");
+    return 1;
+  }
   if (root)
   {
     std::printf("bench_tpetra: %d rank(s), %s, grid2d_5pt_%dx%d (%d rows, %zu nnz), "

@@ -18,6 +18,6 @@ fi
 mode=(-i)
 [[ ${1:-} == --check ]] && mode=(--dry-run --Werror)
 
-mapfile -t files < <(find src test_common unit_tests examples perf_tests python/src -type f \( -name '*.hpp' -o -name '*.cpp' \) | sort)
+mapfile -t files < <(find src test_common unit_tests examples perf_tests python/src fuzz -type f \( -name '*.hpp' -o -name '*.cpp' \) | sort)
 [[ ${#files[@]} -eq 0 ]] && exit 0
 "$clang_format" "${mode[@]}" "${files[@]}"

@@ -14,6 +14,9 @@ packages=(
   # The Tpetra adapter (HST_ENABLE_TPETRA). Its -dev package pulls in neither
   # Teuchos' headers nor Epetra's CMake config, which Tpetra's need.
   libtrilinos-tpetra-dev libtrilinos-teuchos-dev libtrilinos-epetra-dev
+  # The libFuzzer targets (scripts/fuzz.sh): clang 14 and its runtime
+  # libraries (libclang_rt.fuzzer, asan, ubsan).
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()

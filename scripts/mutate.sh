@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Mutation check: applies deliberate faults to the library, one at a time, on
 # a scratch copy of the tree (never the working tree), rebuilds a reduced set
-# of the unit tests (Serial: tstArms, tstOperator, tstBadInput) and shows that
+# of the unit tests (Serial: tstArms, tstOperator, tstBadInput, tstMatrixMarket,
+# tstLongRun at 2e4 steps) and shows that
 # the suite fails for each. Prints a table mutant -> the tests that killed it;
 # exits non-zero if any mutant survives (or no longer applies: the code it
 # patches has changed, and the mutant must be updated).
@@ -22,7 +23,8 @@ build=${1:-build-mutate}
 mkdir -p "$build"
 build=$(cd "$build" && pwd)
 tree=$build/tree
-tests=(tstArms tstOperator tstBadInput)
+tests=(tstArms tstOperator tstBadInput tstMatrixMarket tstLongRun)
+export HST_LONG_STEPS=20000 # tstLongRun: enough for the retirement bound
 jobs=${HST_BUILD_JOBS:-2}
 
 # name | file | sed expression | what the fault is
@@ -34,6 +36,9 @@ mutants=(
   "skipped-retire|src/hst/ScheduledArm.hpp|s/^      retire_unused();    \/\/ spares/      (void)0; \/\/ mutant: no retire_unused(); spares/|ScheduledArm never retires unused tiles"
   "exact-set-part-drops-last-row|src/hst/ExactSetArm.hpp|s/parts\[t\].hi = ranges.end(t);/parts[t].hi = ranges.end(t) - 1;/|exact-set compile leaves out the last row of each part"
   "exact-set-skips-last-column|src/hst/ExactSetArm.hpp|s/for (std::size_t i = 0; i < k; ++i)/for (std::size_t i = 0; i + 1 < k; ++i)/|exact-set compile leaves out the last column"
+  "mm-skew-sign|src/hst/io/MatrixMarket.hpp|s/skew_symmetric ? -value : value;/skew_symmetric ? value : value;/|Matrix Market reader mirrors skew-symmetric entries without the sign"
+  "mm-no-duplicate-check|src/hst/io/MatrixMarket.hpp|s/if (read\[\*i\].col == read\[\*(i + 1)\].col)/if (false)/|Matrix Market reader accepts duplicate coordinates"
+  "resync-accumulates|src/hst/Resync.hpp|s/      y(r, b) = sum;/      y(r, b) += sum;/|resync adds A x to y instead of setting it"
 )
 
 # The scratch tree: the sources as they are in the working tree (tracked and

@@ -8,7 +8,10 @@
 # 3. OpenMP + Serial: the whole suite at OMP_NUM_THREADS=2, then at 1.
 # 4. HIP (gfx908, gfx90a), compile and link only (no GPU here):
 #    tstEntryPoints, every public entry point on every memory space, tstArms
-#    (the arms' GoogleTest suite), and every public header on its own. nvcc: HST's sources through its front end.
+#    (the arms' GoogleTest suite), and every public header on its own. nvcc:
+#    HST's sources through its front end.
+# 5. libFuzzer (clang, ASan/UBSan): 60 s on the Matrix Market reader and the
+#    apply input checks (scripts/fuzz.sh); then the mutation script.
 # Warnings are errors in every build.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -28,7 +31,9 @@ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug \
   "-DCMAKE_CXX_FLAGS=-Wall -Wextra -Wpedantic -Werror $sanitize" \
   -DHST_ENABLE_TESTS=ON -DHST_ENABLE_MPI="$mpi"
 cmake --build build-sanitize -j2
-ctest --test-dir build-sanitize --output-on-failure
+# tstLongRun at 2e4 steps here (1e5 took 1 min 49 s under ASan/UBSan in
+# Debug); the RelWithDebInfo and OpenMP jobs run the full 1e5.
+HST_LONG_STEPS=20000 ctest --test-dir build-sanitize --output-on-failure
 
 section "Serial: tests, examples, benchmarks"
 build=build-test
@@ -95,6 +100,11 @@ if [[ -x $nvcc ]]; then
     echo "nvcc: $source compiled"
   done
 fi
+
+section "Fuzzing: the Matrix Market reader and the apply input checks, 60 s"
+# clang++-14 with libFuzzer, ASan and UBSan against Debian's Serial Kokkos
+# (two targets, no Kokkos rebuild); 30 s each from fuzz/corpus/.
+scripts/fuzz.sh 60 build-fuzz
 
 section "Mutation: each deliberate fault fails the Serial tests"
 scripts/mutate.sh build-mutate

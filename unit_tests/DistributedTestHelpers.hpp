@@ -120,4 +120,71 @@ inline OwnedChanges owned_changes(std::vector<Ordinal> const &cols,
   return owned;
 }
 
+// The four arms of a distributed operator (hst::DistributedOperator or
+// hst::tpetra::DeltaOperator), for tests that run each.
+enum class Kind
+{
+  scheduled,
+  exact_set,
+  scatter,
+  adaptive,
+};
+
+inline char const *to_string(Kind k)
+{
+  switch (k)
+  {
+  case Kind::scheduled:
+    return "scheduled";
+  case Kind::exact_set:
+    return "exact_set";
+  case Kind::scatter:
+    return "scatter";
+  case Kind::adaptive:
+    return "adaptive";
+  }
+  return "?";
+}
+
+inline constexpr Kind all_kinds[] = {Kind::scheduled, Kind::exact_set, Kind::scatter,
+                                     Kind::adaptive};
+
+// Calls f(arm) with the arm of `kind` of `op`, made for the column ids in
+// `expected` (a rank-1 View). The adaptive session samples and re-checks
+// often enough to do both inside short runs.
+template <class Op, class Expected, class F>
+void with_arm(Op const &op, Kind kind, Expected const &expected, int width, F &&f)
+{
+  switch (kind)
+  {
+  case Kind::scheduled:
+  {
+    auto arm = op.session(expected, width);
+    f(arm);
+    return;
+  }
+  case Kind::exact_set:
+  {
+    auto arm = op.baseline(width);
+    f(arm);
+    return;
+  }
+  case Kind::scatter:
+  {
+    auto arm = op.scatter(width);
+    f(arm);
+    return;
+  }
+  case Kind::adaptive:
+  {
+    hst::DistributedAdaptiveOptions options;
+    options.sample_period = 8;
+    options.recheck_period = 40;
+    auto arm = op.adaptive(expected, width, options);
+    f(arm);
+    return;
+  }
+  }
+}
+
 } // namespace hst_test

@@ -25,71 +25,9 @@ struct Distributed : ::testing::Test
 TYPED_TEST_SUITE(Distributed, DeviceTypes);
 
 using ArmKind = hst::Arm;
-enum class Kind
-{
-  scheduled,
-  exact_set,
-  scatter,
-  adaptive,
-};
-char const *to_string(Kind k)
-{
-  switch (k)
-  {
-  case Kind::scheduled:
-    return "scheduled";
-  case Kind::exact_set:
-    return "exact_set";
-  case Kind::scatter:
-    return "scatter";
-  case Kind::adaptive:
-    return "adaptive";
-  }
-  return "?";
-}
-
 template <class ExecutionSpace>
 using DOperator =
     hst::DistributedOperator<Scalar, Ordinal, typename ExecutionSpace::memory_space>;
-
-// Calls f(arm) with the distributed arm of `kind`, made for `expected`.
-template <class ExecutionSpace, class F>
-void with_arm(DOperator<ExecutionSpace> const &op, Kind kind,
-              std::vector<Ordinal> const &expected, int width, F &&f)
-{
-  using memory_space = typename ExecutionSpace::memory_space;
-  auto const expected_view = to_view<memory_space>(expected);
-  switch (kind)
-  {
-  case Kind::scheduled:
-  {
-    auto arm = op.session(expected_view, width);
-    f(arm);
-    return;
-  }
-  case Kind::exact_set:
-  {
-    auto arm = op.baseline(width);
-    f(arm);
-    return;
-  }
-  case Kind::scatter:
-  {
-    auto arm = op.scatter(width);
-    f(arm);
-    return;
-  }
-  case Kind::adaptive:
-  {
-    hst::DistributedAdaptiveOptions options;
-    options.sample_period = 8; // samples and re-checks inside short runs
-    options.recheck_period = 40;
-    auto arm = op.adaptive(expected_view, width, options);
-    f(arm);
-    return;
-  }
-  }
-}
 
 template <class LocalArm>
 std::int64_t steps_of(hst::DistributedArm<LocalArm> const &arm)
@@ -128,28 +66,31 @@ double run_against_reference(Case const &c, Kind kind, wl::WorkloadOptions w, in
   Kokkos::View<Scalar **, Layout, memory_space> y("y", n_local, width);
   double error = 0;
   auto const first = owned_changes(workload.columns(), workload.dx(), width, c.cols);
-  with_arm<ExecutionSpace>(op, kind, first.cols, width, [&](auto &arm) {
-    for (int step = 0; step < steps; ++step, workload.advance())
-    {
-      auto const owned = owned_changes(workload.columns(), workload.dx(), width, c.cols);
-      arm.apply_cols(
-          to_view<memory_space>(owned.cols),
-          to_matrix_view<Layout, memory_space>(owned.dx, owned.cols.size(), width), y);
-      reference_apply(c.A, workload.columns(), workload.dx(), width, y_ref);
-    }
-    auto const mine = to_host_rows(y);
-    std::vector<Scalar> const expected(
-        y_ref.begin() + std::ptrdiff_t(c.rows.begin(rank) * width),
-        y_ref.begin() + std::ptrdiff_t(c.rows.end(rank) * width));
-    // Scale by the global result: a rank's rows may all be zero.
-    double scale = 0;
-    for (auto v : y_ref)
-      scale = std::max(scale, std::abs(v));
-    double diff = 0;
-    for (std::size_t i = 0; i < mine.size(); ++i)
-      diff = std::max(diff, std::abs(mine[i] - expected[i]));
-    error = scale > 0 ? diff / scale : diff;
-  });
+  with_arm(op, kind, to_view<typename ExecutionSpace::memory_space>(first.cols), width,
+           [&](auto &arm) {
+             for (int step = 0; step < steps; ++step, workload.advance())
+             {
+               auto const owned =
+                   owned_changes(workload.columns(), workload.dx(), width, c.cols);
+               arm.apply_cols(to_view<memory_space>(owned.cols),
+                              to_matrix_view<Layout, memory_space>(
+                                  owned.dx, owned.cols.size(), width),
+                              y);
+               reference_apply(c.A, workload.columns(), workload.dx(), width, y_ref);
+             }
+             auto const mine = to_host_rows(y);
+             std::vector<Scalar> const expected(
+                 y_ref.begin() + std::ptrdiff_t(c.rows.begin(rank) * width),
+                 y_ref.begin() + std::ptrdiff_t(c.rows.end(rank) * width));
+             // Scale by the global result: a rank's rows may all be zero.
+             double scale = 0;
+             for (auto v : y_ref)
+               scale = std::max(scale, std::abs(v));
+             double diff = 0;
+             for (std::size_t i = 0; i < mine.size(); ++i)
+               diff = std::max(diff, std::abs(mine[i] - expected[i]));
+             error = scale > 0 ? diff / scale : diff;
+           });
   return max_over_ranks(error);
 }
 
@@ -178,8 +119,7 @@ TYPED_TEST(Distributed, every_arm_matches_the_global_reference)
   for (auto const &c : oracle_cases())
     for (auto motion : {wl::Motion::drift, wl::Motion::jump, wl::Motion::frozen})
       for (int width : {1, 8})
-        for (Kind kind :
-             {Kind::scheduled, Kind::exact_set, Kind::scatter, Kind::adaptive})
+        for (Kind kind : all_kinds)
         {
           wl::WorkloadOptions w;
           w.motion = motion;
@@ -223,20 +163,22 @@ void expect_step(Triplets const &A, hst::BlockPartition const &rows,
   std::vector<Scalar> y_ref(std::size_t(A.n_rows) * width, 0.0);
   reference_apply(A, all, all_dx, width, y_ref);
   auto const mine = owned_changes(all, all_dx, width, cols);
-  for (Kind kind : {Kind::scheduled, Kind::exact_set, Kind::scatter, Kind::adaptive})
-    with_arm<ExecutionSpace>(op, kind, mine.cols, width, [&](auto &arm) {
-      Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y(
-          "y", std::size_t(rows.local_size(rank)), width);
-      arm.apply_cols(to_view<memory_space>(mine.cols),
-                     to_matrix_view<Kokkos::LayoutLeft, memory_space>(
-                         mine.dx, mine.cols.size(), width),
-                     y);
-      std::vector<Scalar> const expected(
-          y_ref.begin() + std::ptrdiff_t(rows.begin(rank) * width),
-          y_ref.begin() + std::ptrdiff_t(rows.end(rank) * width));
-      double const error = max_over_ranks(relative_error(to_host_rows(y), expected));
-      EXPECT_LE(error, 1e-14) << what << ", " << to_string(kind);
-    });
+  for (Kind kind : all_kinds)
+    with_arm(op, kind, to_view<typename ExecutionSpace::memory_space>(mine.cols), width,
+             [&](auto &arm) {
+               Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y(
+                   "y", std::size_t(rows.local_size(rank)), width);
+               arm.apply_cols(to_view<memory_space>(mine.cols),
+                              to_matrix_view<Kokkos::LayoutLeft, memory_space>(
+                                  mine.dx, mine.cols.size(), width),
+                              y);
+               std::vector<Scalar> const expected(
+                   y_ref.begin() + std::ptrdiff_t(rows.begin(rank) * width),
+                   y_ref.begin() + std::ptrdiff_t(rows.end(rank) * width));
+               double const error =
+                   max_over_ranks(relative_error(to_host_rows(y), expected));
+               EXPECT_LE(error, 1e-14) << what << ", " << to_string(kind);
+             });
 }
 
 std::vector<Ordinal> range_of(hst::BlockPartition const &p, int rank)
@@ -406,47 +348,50 @@ TYPED_TEST(Distributed, bad_input_on_one_rank_throws_on_every_rank)
   auto const good_dx = to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, 2, width);
   auto const rank_text = "on rank " + std::to_string(bad);
 
-  for (Kind kind : {Kind::scheduled, Kind::exact_set, Kind::scatter, Kind::adaptive})
-    with_arm<ExecutionSpace>(op, kind, good, width, [&](auto &arm) {
-      Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y("y", n_local, width);
-      Kokkos::deep_copy(y, 7.0);
-      auto const before = to_host_rows(y);
-      auto cols = good;
-      // Out of this rank's range: the first column of the next rank (or n).
-      if (rank == bad)
-        cols[1] = Ordinal(p.end(rank));
-      expect_invalid([&] { arm.apply_cols(to_view<memory_space>(cols), good_dx, y); },
-                     {rank_text, "'cols'", std::to_string(p.end(bad)), "outside"});
-      cols = good;
-      if (rank == bad)
-        cols[1] = cols[0];
-      expect_invalid([&] { arm.apply_cols(to_view<memory_space>(cols), good_dx, y); },
-                     {rank_text, "'cols'", "twice"});
-      auto const short_dx =
-          to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, 1, width);
-      expect_invalid(
-          [&] {
-            arm.apply_cols(to_view<memory_space>(good), rank == bad ? short_dx : good_dx,
-                           y);
-          },
-          {rank_text, "'dx'", "1 rows"});
-      Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> wrong_y(
-          "wrong_y", n_local + 1, width);
-      expect_invalid(
-          [&] {
-            if (rank == bad)
-              arm.apply_cols(to_view<memory_space>(good), good_dx, wrong_y);
-            else
-              arm.apply_cols(to_view<memory_space>(good), good_dx, y);
-          },
-          {rank_text, "'y'"});
-      EXPECT_EQ(to_host_rows(y), before)
-          << "a rejected step wrote y, " << to_string(kind);
-      EXPECT_EQ(steps_of(arm), 0) << to_string(kind);
-      // The next good step runs on every rank.
-      arm.apply_cols(to_view<memory_space>(good), good_dx, y);
-      EXPECT_EQ(steps_of(arm), 1) << to_string(kind);
-    });
+  for (Kind kind : all_kinds)
+    with_arm(
+        op, kind, to_view<typename ExecutionSpace::memory_space>(good), width,
+        [&](auto &arm) {
+          Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y("y", n_local,
+                                                                      width);
+          Kokkos::deep_copy(y, 7.0);
+          auto const before = to_host_rows(y);
+          auto cols = good;
+          // Out of this rank's range: the first column of the next rank (or n).
+          if (rank == bad)
+            cols[1] = Ordinal(p.end(rank));
+          expect_invalid([&] { arm.apply_cols(to_view<memory_space>(cols), good_dx, y); },
+                         {rank_text, "'cols'", std::to_string(p.end(bad)), "outside"});
+          cols = good;
+          if (rank == bad)
+            cols[1] = cols[0];
+          expect_invalid([&] { arm.apply_cols(to_view<memory_space>(cols), good_dx, y); },
+                         {rank_text, "'cols'", "twice"});
+          auto const short_dx =
+              to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, 1, width);
+          expect_invalid(
+              [&] {
+                arm.apply_cols(to_view<memory_space>(good),
+                               rank == bad ? short_dx : good_dx, y);
+              },
+              {rank_text, "'dx'", "1 rows"});
+          Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> wrong_y(
+              "wrong_y", n_local + 1, width);
+          expect_invalid(
+              [&] {
+                if (rank == bad)
+                  arm.apply_cols(to_view<memory_space>(good), good_dx, wrong_y);
+                else
+                  arm.apply_cols(to_view<memory_space>(good), good_dx, y);
+              },
+              {rank_text, "'y'"});
+          EXPECT_EQ(to_host_rows(y), before)
+              << "a rejected step wrote y, " << to_string(kind);
+          EXPECT_EQ(steps_of(arm), 0) << to_string(kind);
+          // The next good step runs on every rank.
+          arm.apply_cols(to_view<memory_space>(good), good_dx, y);
+          EXPECT_EQ(steps_of(arm), 1) << to_string(kind);
+        });
 
   // B that differs across ranks, or is not positive on one.
   if (size > 1)
@@ -466,21 +411,23 @@ TYPED_TEST(Distributed, bad_input_on_one_rank_throws_on_every_rank)
   expect_invalid([&] { (void)op.session(to_view<memory_space>(good), 2, strict); },
                  {"on rank 0", "'options.strict'"});
   // More columns than the rank owns (one repeats).
-  with_arm<ExecutionSpace>(op, Kind::scatter, good, width, [&](auto &arm) {
-    Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y("y", n_local, width);
-    auto many = range_of(p, rank);
-    if (rank == bad)
-      many.push_back(many.empty() ? 0 : many.front());
-    std::vector<Scalar> many_dx(many.size() * width, 1.0);
-    expect_invalid(
-        [&] {
-          arm.apply_cols(to_view<memory_space>(many),
-                         to_matrix_view<Kokkos::LayoutLeft, memory_space>(
-                             many_dx, many.size(), width),
-                         y);
-        },
-        {rank_text, "'cols'", "owns only"});
-  });
+  with_arm(op, Kind::scatter, to_view<typename ExecutionSpace::memory_space>(good), width,
+           [&](auto &arm) {
+             Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y("y", n_local,
+                                                                         width);
+             auto many = range_of(p, rank);
+             if (rank == bad)
+               many.push_back(many.empty() ? 0 : many.front());
+             std::vector<Scalar> many_dx(many.size() * width, 1.0);
+             expect_invalid(
+                 [&] {
+                   arm.apply_cols(to_view<memory_space>(many),
+                                  to_matrix_view<Kokkos::LayoutLeft, memory_space>(
+                                      many_dx, many.size(), width),
+                                  y);
+                 },
+                 {rank_text, "'cols'", "owns only"});
+           });
   // Expected columns outside the rank's range.
   std::vector<Ordinal> outside = {Ordinal(rank == bad ? A.n_cols : p.begin(rank))};
   if (p.local_size(rank) == 0 && rank != bad)

@@ -3,7 +3,8 @@
 // on this build (the default one, and the host-accessible device spaces of
 // CUDA and HIP builds): each arm and the adaptive session, made with and
 // without an execution-space instance, applied with dx and y in both layouts,
-// at B = 1, 8 and 5 (a width without its own kernel). Each step is checked
+// at B = 1, 8 and 5 (a width without its own kernel); hst::resync and
+// hst::io::read_matrix_market into each memory space. Each step is checked
 // against a plain host loop, so the program is a test where it can run; the
 // HIP and CUDA jobs of scripts/test.sh compile and link it only (no GPU).
 // Plain main, no GoogleTest: those jobs build this target alone.
@@ -13,8 +14,10 @@
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -139,6 +142,62 @@ void check_step(std::string const &what, HostCrs const &a, Arm &arm,
   }
 }
 
+// hst::resync (y = A x, with and without an instance) and
+// hst::io::read_matrix_market into this memory space, against the host loop.
+template <class MemorySpace, class Layout>
+void resync_and_reader(std::string const &where, HostCrs const &a, int width)
+{
+  auto const A = to_device<MemorySpace>(a);
+  Kokkos::View<Scalar **, Layout, MemorySpace> x("x", a.n, width), y("y", a.n, width),
+      y_default("y", a.n, width);
+  auto x_h = Kokkos::create_mirror_view(x);
+  for (Ordinal c = 0; c < a.n; ++c)
+    for (int b = 0; b < width; ++b)
+      x_h(c, b) = 0.25 * (c % 7) - 0.5 * b;
+  Kokkos::deep_copy(x, x_h);
+  ExecutionSpace space;
+  hst::resync(space, A, x, y);
+  hst::resync(A, x, y_default);
+  space.fence();
+  auto y_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y);
+  auto y_default_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y_default);
+  double worst = 0;
+  for (Ordinal r = 0; r < a.n; ++r)
+    for (int b = 0; b < width; ++b)
+    {
+      Scalar want = 0;
+      for (auto p = a.row_map[r]; p < a.row_map[r + 1]; ++p)
+        want += a.val[p] * x_h(a.col[p], b);
+      worst = std::max({worst, std::abs(y_h(r, b) - want) / (1 + std::abs(want)),
+                        std::abs(y_default_h(r, b) - want) / (1 + std::abs(want))});
+    }
+  if (!(worst <= 1e-13))
+  {
+    ++failures;
+    std::printf("FAILED %s resync B=%d: worst relative error %.3g\n", where.c_str(),
+                width, worst);
+  }
+
+  using Matrix = decltype(A);
+  std::istringstream in("%%MatrixMarket matrix coordinate real general\n3 4 3\n"
+                        "1 4 2.5\n3 1 -1\n1 2 0.5\n");
+  auto const B = hst::io::read_matrix_market<Matrix>(in, "entry point");
+  auto const row_map =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, B.graph.row_map);
+  auto const col =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, B.graph.entries);
+  auto const val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, B.values);
+  bool const ok = B.numRows() == 3 && B.numCols() == 4 && B.nnz() == 3 &&
+                  row_map(1) == 2 && row_map(2) == 2 && row_map(3) == 3 && col(0) == 1 &&
+                  val(0) == 0.5 && col(1) == 3 && val(1) == 2.5 && col(2) == 0 &&
+                  val(2) == -1;
+  if (!ok)
+  {
+    ++failures;
+    std::printf("FAILED %s read_matrix_market\n", where.c_str());
+  }
+}
+
 template <class MemorySpace, class DxLayout, class YLayout>
 void every_arm(std::string const &where, HostCrs const &a, int width)
 {
@@ -190,6 +249,10 @@ void every_layout_and_width(char const *where, HostCrs const &a)
         std::string(where) + " left/left", a, width);
     every_arm<MemorySpace, Kokkos::LayoutRight, Kokkos::LayoutRight>(
         std::string(where) + " right/right", a, width);
+    resync_and_reader<MemorySpace, Kokkos::LayoutLeft>(std::string(where) + " left", a,
+                                                       width);
+    resync_and_reader<MemorySpace, Kokkos::LayoutRight>(std::string(where) + " right", a,
+                                                        width);
   }
 }
 

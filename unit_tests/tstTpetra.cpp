@@ -164,31 +164,6 @@ void remove_file(std::string const &path)
     std::remove(path.c_str());
 }
 
-enum class Kind
-{
-  scheduled,
-  exact_set,
-  scatter,
-  adaptive,
-};
-char const *to_string(Kind k)
-{
-  switch (k)
-  {
-  case Kind::scheduled:
-    return "session";
-  case Kind::exact_set:
-    return "baseline";
-  case Kind::scatter:
-    return "scatter";
-  case Kind::adaptive:
-    return "adaptive";
-  }
-  return "?";
-}
-constexpr Kind all_kinds[] = {Kind::scheduled, Kind::exact_set, Kind::scatter,
-                              Kind::adaptive};
-
 template <class T>
 Kokkos::View<T *, mem_space> to_device(std::vector<T> const &v)
 {
@@ -198,44 +173,6 @@ Kokkos::View<T *, mem_space> to_device(std::vector<T> const &v)
     host(i) = v[i];
   Kokkos::deep_copy(out, host);
   return out;
-}
-
-// Calls f(arm) with the arm of `kind`, made for `expected`.
-template <class F>
-void with_arm(delta_type const &op, Kind kind, std::vector<GO> const &expected, int width,
-              F &&f)
-{
-  auto const expected_view = to_device(expected);
-  switch (kind)
-  {
-  case Kind::scheduled:
-  {
-    auto arm = op.session(expected_view, width);
-    f(arm);
-    return;
-  }
-  case Kind::exact_set:
-  {
-    auto arm = op.baseline(width);
-    f(arm);
-    return;
-  }
-  case Kind::scatter:
-  {
-    auto arm = op.scatter(width);
-    f(arm);
-    return;
-  }
-  case Kind::adaptive:
-  {
-    hst::DistributedAdaptiveOptions options;
-    options.sample_period = 8; // samples and re-checks inside short runs
-    options.recheck_period = 40;
-    auto arm = op.adaptive(expected_view, width, options);
-    f(arm);
-    return;
-  }
-  }
 }
 
 // The largest |a - b| over ranks, relative to the largest |b|.
@@ -307,7 +244,7 @@ double run_against_apply(crs_type const &M, Triplets const &A, Kind kind,
   M.apply(X_old, Y);
   double worst = 0;
   auto const first = owned_part(workload.columns(), workload.dx(), width, domain);
-  with_arm(op, kind, first.gids, width, [&](auto &arm) {
+  with_arm(op, kind, to_device(first.gids), width, [&](auto &arm) {
     for (int step = 0; step < steps; ++step, workload.advance())
     {
       auto const o = owned_part(workload.columns(), workload.dx(), width, domain);
@@ -470,7 +407,7 @@ TEST_F(TpetraAdapter, bad_input_on_one_rank_throws_everywhere_and_leaves_y)
     return dX;
   };
   for (Kind kind : all_kinds)
-    with_arm(op, kind, mine, width, [&](auto &arm) {
+    with_arm(op, kind, to_device(mine), width, [&](auto &arm) {
       std::string const name = to_string(kind);
       // A global id this rank does not own: on 2+ ranks one another rank
       // owns, on one rank one past the end.

@@ -8,6 +8,7 @@
 #include <hst/ExactSetArm.hpp>
 #include <hst/Operator.hpp>
 #include <hst/Options.hpp>
+#include <hst/Resync.hpp>
 #include <hst/ScatterArm.hpp>
 #include <hst/ScheduledArm.hpp>
 #include <hst/io/MatrixMarket.hpp>

@@ -28,6 +28,21 @@ struct ScheduleStats
   std::int64_t entries = 0;        ///< entries of A those pieces hold
 };
 
+/// Bytes a scheduled arm holds (ScheduledArm::memory()), host and device
+/// together, by capacity (what is allocated, not what is in use).
+struct ScheduleMemory
+{
+  /// What the schedule holds and may grow with: the piece pool (device and,
+  /// where it is separate, host copies), the work list, the tile and segment
+  /// lookup maps, the per-slot tile records and free lists, the previous set
+  /// and the re-plan scratch.
+  std::size_t schedule = 0;
+  /// Records of the row blocks touched so far (lookup map, piece regions,
+  /// work items): at most one per row block of the operator.
+  std::size_t row_blocks = 0;
+  std::size_t total() const { return schedule + row_blocks; }
+};
+
 /// Scheduled arm: a schedule of column tiles, compiled for the tiles that the
 /// expected columns fall in, reused while the changed set drifts.
 ///
@@ -115,6 +130,28 @@ public:
 
   ScheduleStats const &stats() const { return stats_; }
   SessionOptions const &options() const { return options_; }
+
+  /// Bytes held now (see ScheduleMemory). Bounded under any sequence of
+  /// sets: tiles unused for retire_after steps are retired, and the piece
+  /// pool's regions are reused through their free lists.
+  ScheduleMemory memory() const
+  {
+    auto bytes = [](auto const &v) { return v.capacity() * sizeof(v[0]); };
+    constexpr std::size_t copies = decltype(pieces_)::shared ? 1 : 2;
+    ScheduleMemory m;
+    m.schedule = copies * (pieces_.capacity() * sizeof(Piece) +
+                           work_.capacity() * sizeof(detail::WorkRange)) +
+                 bytes(piece_segment_) + bytes(slot_tile_) + bytes(slot_last_used_) +
+                 bytes(slot_columns_) + bytes(free_slots_) + bytes(claimed_) +
+                 bytes(entering_) + bytes(moved_) + bytes(history_.previous()) +
+                 bytes(free_regions_) + tile_slot_.bytes() + segment_piece_.bytes();
+    for (auto const &list : free_regions_)
+      m.schedule += bytes(list);
+    m.row_blocks = block_local_.bytes() + bytes(block_start_) + bytes(block_count_) +
+                   bytes(block_class_) + bytes(block_work_) + bytes(block_dirty_) +
+                   bytes(dirty_blocks_) + bytes(work_block_);
+    return m;
+  }
 
 private:
   using Piece = detail::TilePiece;

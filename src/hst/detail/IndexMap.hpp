@@ -90,6 +90,8 @@ public:
 
   std::size_t size() const { return size_; }
   std::size_t capacity() const { return slots_.size() / 2; }
+  // Bytes held (by capacity).
+  std::size_t bytes() const { return slots_.capacity() * sizeof(Slot); }
 
 private:
   struct Slot
