@@ -503,6 +503,13 @@ Pass timed_pass(Staged<L> const &p, Make &&make, typename Staged<L>::MultiVector
 
 using HSTOperator = hst::Operator<Scalar, Ordinal, MemorySpace>;
 
+/// Options of the adaptive rung (hst-sweep --model sets its cost model).
+inline hst::AdaptiveOptions &adaptive_options()
+{
+  static hst::AdaptiveOptions options;
+  return options;
+}
+
 /// Calls f(make) with a factory for rung r on operator `op`.
 template <class L, class F>
 void with_rung(Rung r, Staged<L> const &p, HSTOperator const &op, F &&f)
@@ -520,7 +527,7 @@ void with_rung(Rung r, Staged<L> const &p, HSTOperator const &op, F &&f)
   case Rung::scheduled:
     return f([&] { return op.session(p.step_cols(0), p.width); });
   case Rung::adaptive:
-    return f([&] { return op.adaptive(p.step_cols(0), p.width); });
+    return f([&] { return op.adaptive(p.step_cols(0), p.width, adaptive_options()); });
   }
 }
 

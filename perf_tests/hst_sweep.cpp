@@ -43,6 +43,13 @@ using SuiteOperator = hst::workload::SuiteOperator<Scalar, Ordinal>;
 struct Arguments
 {
   bool quick = false;
+  // The "microsecond steps" regime (issue 14): suite operators of 1e4 to 3e5
+  // rows at the default k (0.3% of n), each pass timed from an empty arm or
+  // session: making it and its first step are charged inside the run.
+  bool microsecond = false;
+  // The adaptive session with the cost model, its constants calibrated on
+  // the first operator (Operator::calibrate), once for the run.
+  bool model = false;
   bool growth = true;
   bool list = false;
   std::string out = "hst-results";
@@ -70,6 +77,11 @@ constexpr char const *usage =
     "                 [--B 8] [--layout left|right] [--noise-floor] [--no-growth]\n"
     "                 [--list]\n"
     "  --quick       the quick suite (about 3 minutes on 2 cores), at least 3 passes\n"
+    "  --microsecond the microsecond-steps regime: full-suite operators of 1e4 to\n"
+    "                3e5 rows, each arm's and the session's making and first step\n"
+    "                charged inside its us/step (no growth series)\n"
+    "  --model       the adaptive session with its cost model (AdaptiveOptions::model),\n"
+    "                calibrated once on the first operator (time printed, not charged)\n"
     "  --out DIR     where sweep.csv, sweep.json, preparation.csv, growth.csv and\n"
     "                sweep-summary.txt go (default hst-results)\n"
     "  --operators   suite operators by name (see --list) instead of the suite\n"
@@ -143,6 +155,13 @@ Arguments parse(int argc, char *argv[])
     }
     else if (flag == "--quick")
       a.quick = true;
+    else if (flag == "--microsecond")
+    {
+      a.microsecond = true;
+      a.growth = false;
+    }
+    else if (flag == "--model")
+      a.model = true;
     else if (flag == "--no-growth")
       a.growth = false;
     else if (flag == "--noise-floor")
@@ -324,6 +343,12 @@ std::vector<SuiteOperator> select_operators(Arguments const &a)
   if (a.operators.empty())
     ops = hst::workload::operator_suite<Scalar, Ordinal>(
         a.quick ? hst::workload::SuiteScale::quick : hst::workload::SuiteScale::full);
+  if (a.microsecond && a.operators.empty())
+    ops.erase(std::remove_if(ops.begin(), ops.end(),
+                             [](SuiteOperator const &o) {
+                               return o.rows < 10000 || o.rows > 300000;
+                             }),
+              ops.end());
   for (auto const &name : a.operators)
   {
     try
@@ -417,7 +442,11 @@ measure_arms(Staged<L> const &p, HSTOperator const &op, Arguments const &a,
         us_again[arm].push_back(pass.us_per_step);
         continue;
       }
-      us[arm].push_back(pass.us_per_step);
+      // --microsecond: the whole run, making and first step included.
+      us[arm].push_back(a.microsecond ? (1e6 * pass.prepare_seconds +
+                                         pass.us_per_step * double(p.steps - 1)) /
+                                            double(p.steps)
+                                      : pass.us_per_step);
       prep[arm].push_back(pass.prepare_seconds);
     }
     if (r == 0)
@@ -851,7 +880,10 @@ int run(Arguments const &a)
             << a.min_time << " s of the fastest arm's steps, at most "
             << std::max(a.repeats, a.max_repeats) << "), " << ExecutionSpace::name()
             << " with " << hst::kokkos_ext::concurrency(ExecutionSpace{})
-            << " thread(s), layout " << to_string(a.layout) << "\n";
+            << " thread(s), layout " << to_string(a.layout)
+            << (a.microsecond ? ", microsecond regime: making and first step charged"
+                              : "")
+            << "\n";
 
   std::vector<OperatorInfo> infos;
   std::vector<Case> cases;
@@ -865,6 +897,18 @@ int run(Arguments const &a)
               << info.nnz << " nnz, " << info.tiles.tiles << " tiles ("
               << fixed(info.tiles.mean_tile_nnz, 1) << " nnz/tile), operator built in "
               << fixed(1e3 * info.operator_seconds, 1) << " ms\n";
+    if (a.model && !adaptive_options().model)
+    {
+      auto const t0 = std::chrono::steady_clock::now();
+      adaptive_options().model = op->calibrate(ExecutionSpace{}, a.width);
+      double const ms =
+          1e3 *
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::ostringstream constants;
+      adaptive_options().model->save(constants);
+      std::cout << "    cost model calibrated in " << fixed(ms, 1)
+                << " ms: " << constants.str();
+    }
     {
       auto const p = stage<L>(A, workload_options(Motion::drift, 0.01, a.width), a.steps);
       typename Staged<L>::MultiVector y("hst::sweep::y", A.numRows(), a.width);

@@ -1162,6 +1162,10 @@ TYPED_TEST(Adaptive, bad_options_are_rejected_naming_the_field)
       {[](auto &o) { o.measure_steps = 0; }, {"'options.measure_steps'", "got 0"}},
       {[](auto &o) { o.cut_ratio = 0.5; }, {"'options.cut_ratio'", ">= 1", "got 0.5"}},
       {[](auto &o) { o.cut_ratio = std::nan(""); }, {"'options.cut_ratio'", "got nan"}},
+      {[](auto &o) { o.model_margin = 0.5; },
+       {"'options.model_margin'", ">= 1", "got 0.5"}},
+      {[](auto &o) { o.model_margin = std::nan(""); },
+       {"'options.model_margin'", "got nan"}},
       {[](auto &o) { o.switch_margin = 1.0; }, {"'options.switch_margin'", "got 1"}},
       {[](auto &o) { o.switch_margin = std::nan(""); },
        {"'options.switch_margin'", "got nan"}},
@@ -1415,6 +1419,204 @@ TYPED_TEST(Adaptive, report_prints_every_decision)
            " exact_set - scatter 2.500 us/step x 3 = ", ") initial probe",
            "step 30: scheduled (probed from step 20;", ") reprobe() requested"})
     EXPECT_NE(text.find(piece), std::string::npos) << piece << "\nmissing from\n" << text;
+}
+
+// Cost-model constants with a fixed cost per step for each arm (seconds),
+// and an exact-set cost per recompiled entry.
+hst::CostConstants fixed_costs(double scheduled, double exact_set, double scatter,
+                               double exact_set_per_compiled_entry = 0)
+{
+  hst::CostConstants c;
+  c.arm[slot(Arm::scheduled)].fixed = scheduled;
+  c.arm[slot(Arm::exact_set)].fixed = exact_set;
+  c.arm[slot(Arm::exact_set)].per_update = exact_set_per_compiled_entry;
+  c.arm[slot(Arm::scatter)].fixed = scatter;
+  return c;
+}
+
+TYPED_TEST(Adaptive, model_skips_arms_predicted_beyond_the_margin)
+{
+  // Frozen set; fake prices: scheduled 3 us, exact set 1 us, scatter 1.2 us
+  // a step. The model predicts the scheduled arm at 10 us a step: after the
+  // exact-set arm's block (warm-up, one measured step: 1 us) it is beyond
+  // 1.5 x that and is not probed, nor made; scatter (predicted 1.1 us) is.
+  auto const s = one_motion(hw::Motion::frozen, 30);
+  auto options = small_options();
+  options.model = fixed_costs(10e-6, 1e-6, 1.1e-6);
+  Harness<TypeParam> h(s.cols[0], options, flat_prices(3.0, 1.0, 1.2));
+  h.run(s, 0, s.size());
+  auto const &r = h.session.report();
+  auto const &d = r.decisions.at(0);
+  EXPECT_EQ(d.chosen, Arm::exact_set);
+  // Round 1: exact set and scatter, 2 steps each; round 2: 2 more each.
+  EXPECT_EQ(d.step, 8);
+  EXPECT_EQ(d.measured_steps, (std::array<int, 3>{0, 3, 3}));
+  EXPECT_TRUE(std::isnan(d.us_per_step[slot(Arm::scheduled)]));
+  EXPECT_EQ(h.session.scheduled(), nullptr) << "an arm never probed is never made";
+  double const e = entries(s.cols[0]);
+  EXPECT_NEAR(d.predicted_ns_per_entry[slot(Arm::scheduled)], 1e3 * 10 / e, 1e-9);
+  EXPECT_NE(d.reason.find("scheduled not probed (predicted"), std::string::npos)
+      << d.reason;
+  EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+
+  // The same run without a model probes all three arms (the scheduled arm is
+  // cut after round 1): two steps more.
+  Harness<TypeParam> plain(s.cols[0], small_options(), flat_prices(3.0, 1.0, 1.2));
+  plain.run(s, 0, s.size());
+  EXPECT_EQ(plain.session.report().decisions.at(0).step, 10);
+  EXPECT_TRUE(std::isnan(
+      plain.session.report().decisions.at(0).predicted_ns_per_entry[slot(Arm::scatter)]));
+}
+
+TYPED_TEST(Adaptive, model_reads_the_churn_of_the_probe_steps)
+{
+  // Scatter first (1 us a step measured). The model prices the exact-set arm
+  // at 0.5 us a step plus 10 ns per recompiled entry: under jump (a new set
+  // every step) ~3.7 us, beyond 1.5 x scatter's, so it is not probed; on a
+  // frozen set 0.5 us, so it is.
+  auto options = small_options();
+  options.arms = {Arm::scatter, Arm::exact_set, Arm::scheduled};
+  options.model = fixed_costs(0.9e-6, 0.5e-6, 1e-6, 1e-8);
+  auto const prices = flat_prices(0.9, 0.8, 1.0);
+  auto probed_exact_set = [&](hw::Motion m) {
+    auto const s = one_motion(m, 30);
+    Harness<TypeParam> h(s.cols[0], options, prices);
+    h.run(s, 0, s.size());
+    auto const &d = h.session.report().decisions.at(0);
+    EXPECT_FALSE(std::isnan(d.predicted_ns_per_entry[slot(Arm::exact_set)]));
+    EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+    return d.measured_steps[slot(Arm::exact_set)] > 0;
+  };
+  EXPECT_FALSE(probed_exact_set(hw::Motion::jump));
+  EXPECT_TRUE(probed_exact_set(hw::Motion::frozen));
+}
+
+TYPED_TEST(Adaptive, model_predictions_are_refined_by_timed_steps)
+{
+  // The model predicts the scatter arm at half its measured time: once
+  // scatter's steps are timed, its prediction is what it measured.
+  auto const s = one_motion(hw::Motion::frozen, 30);
+  auto options = small_options();
+  options.arms = {Arm::scatter, Arm::exact_set};
+  options.model = fixed_costs(1e-6, 1e-6, 0.5e-6);
+  Harness<TypeParam> h(s.cols[0], options, flat_prices(1.0, 1.5, 1.0));
+  h.run(s, 0, s.size());
+  auto const &d = h.session.report().decisions.at(0);
+  EXPECT_EQ(d.chosen, Arm::scatter);
+  EXPECT_NEAR(d.predicted_ns_per_entry[slot(Arm::scatter)],
+              d.ns_per_entry[slot(Arm::scatter)], 1e-9);
+  EXPECT_NEAR(d.ns_per_entry[slot(Arm::scatter)], 1e3 / entries(s.cols[0]), 1e-9);
+}
+
+TYPED_TEST(Adaptive, model_reprobes_when_the_predicted_ranking_changes)
+{
+  // Fake prices that do not see compiles (flat per step: the step-time
+  // detector stays quiet) and no compile-rate detector or periodic
+  // re-check: only the model can notice that the set, frozen for the
+  // probe, starts jumping. The model prices the exact-set arm at 0.5 us a
+  // step plus 10 ns per recompiled entry (~3.7 us when the set changes
+  // every step), the scheduled arm at 0.9 us, the scatter arm at 1 us.
+  // Settled on the exact-set arm (frozen), the sample at D + 32 sees a
+  // changed set, so the scheduled arm ranks first; confirmed on the next
+  // step, the re-probe starts at D + 34.
+  auto options = small_options();
+  options.shift_floor = 1e9;
+  options.recheck_period = 0;
+  options.model = fixed_costs(0.9e-6, 0.5e-6, 1e-6, 1e-8);
+  auto const prices = flat_prices(0.9, 0.8, 1.0);
+  auto const frozen = one_motion(hw::Motion::frozen, 30);
+  auto const jump = one_motion(hw::Motion::jump, 40, 7);
+  Steps s;
+  for (std::size_t i = 0; i < frozen.size(); ++i)
+    s.cols.push_back(frozen.cols[i]), s.dx.push_back(frozen.dx[i]);
+  for (std::size_t i = 0; i < jump.size(); ++i)
+    s.cols.push_back(jump.cols[i]), s.dx.push_back(jump.dx[i]);
+  Harness<TypeParam> h(s.cols[0], options, prices);
+  h.run(s, 0, s.size());
+  auto const &r = h.session.report();
+  ASSERT_GE(r.decisions.size(), 2u);
+  auto const &first = r.decisions[0];
+  EXPECT_EQ(first.chosen, Arm::exact_set);
+  EXPECT_LT(first.step + 32, std::int64_t(frozen.size()) + 40);
+  EXPECT_EQ(r.decisions[1].probe_start, first.step + 34);
+  EXPECT_TRUE(starts_with(r.decisions[1].reason, "predicted scheduled"))
+      << r.decisions[1].reason;
+  EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+
+  // Without the model nothing notices: one decision.
+  options.model.reset();
+  Harness<TypeParam> plain(s.cols[0], options, prices);
+  plain.run(s, 0, s.size());
+  EXPECT_EQ(plain.session.report().decisions.size(), 1u);
+}
+
+TEST(CostModel, constants_round_trip_through_text_and_bad_text_is_named)
+{
+  auto c = fixed_costs(1.25e-6, 2.5e-7, 3e-6, 4.5e-9);
+  c.arm[slot(Arm::scatter)].per_entry = 1.0 / 3.0 * 1e-9;
+  std::stringstream text;
+  c.save(text);
+  auto const back = hst::CostConstants::load(text);
+  for (std::size_t a = 0; a < 3; ++a)
+  {
+    EXPECT_EQ(back.arm[a].fixed, c.arm[a].fixed);
+    EXPECT_EQ(back.arm[a].per_entry, c.arm[a].per_entry);
+    EXPECT_EQ(back.arm[a].per_update, c.arm[a].per_update);
+  }
+  std::istringstream other("hst-cost-model 2 0 0 0 0 0 0 0 0 0");
+  expect_invalid([&] { hst::CostConstants::load(other); },
+                 {"hst::CostConstants::load", "'in'", "hst-cost-model 1"});
+  std::istringstream negative("hst-cost-model 1 0 0 0 0 -1 0 0 0 0");
+  expect_invalid([&] { hst::CostConstants::load(negative); },
+                 {"hst::CostConstants::load", "'in'", "exact_set"});
+  std::istringstream short_text("hst-cost-model 1 0 0 0 0 0 0 0");
+  expect_invalid([&] { hst::CostConstants::load(short_text); },
+                 {"hst::CostConstants::load", "'in'", "scatter"});
+}
+
+TEST(CostModel, predicts_by_the_formulas_and_scales_by_measured_time)
+{
+  hst::CostConstants c;
+  c.arm[slot(Arm::scatter)] = {1e-6, 1e-9, 5.0};
+  c.arm[slot(Arm::exact_set)] = {2e-6, 2e-9, 3e-9};
+  c.arm[slot(Arm::scheduled)] = {3e-6, 1e-9, 4e-9};
+  hst::CostModel model(c, 0.5);
+  hst::StepCounters frozen{1000, 0, false}, moved{1000, 200, true};
+  EXPECT_DOUBLE_EQ(model.predict(Arm::scatter, moved), 1e-6 + 1e-6);
+  EXPECT_DOUBLE_EQ(model.predict(Arm::exact_set, frozen), 2e-6 + 2e-6);
+  EXPECT_DOUBLE_EQ(model.predict(Arm::exact_set, moved), 2e-6 + 2e-6 + 3e-6);
+  EXPECT_DOUBLE_EQ(model.predict(Arm::scheduled, moved), 3e-6 + 1e-6 + 0.8e-6);
+  // Measured twice the prediction, then the prediction: with forget 0.5
+  // the scale is (0.5 * 4 + 2) / (0.5 * 2 + 2) = 4 / 3, in us.
+  model.observe(Arm::scatter, moved, 4e-6);
+  EXPECT_DOUBLE_EQ(model.scale(Arm::scatter), 2.0);
+  model.observe(Arm::scatter, moved, 2e-6);
+  EXPECT_DOUBLE_EQ(model.scale(Arm::scatter), 4.0 / 3.0);
+  EXPECT_DOUBLE_EQ(model.scale(Arm::exact_set), 1.0);
+}
+
+TYPED_TEST(Adaptive, calibrate_fits_the_constants_from_timed_steps)
+{
+  // A clock that advances 1 s per read: every timed run of 16 steps takes
+  // 1 s, whatever the set, so each arm costs 1/16 s a step and nothing per
+  // entry or update.
+  using ExecutionSpace = TypeParam;
+  hst::Operator op(to_matrix<ExecutionSpace>(grid()));
+  double now = 0;
+  auto const c = op.calibrate(ExecutionSpace{}, width, [&] { return now += 1; });
+  for (std::size_t a = 0; a < 3; ++a)
+  {
+    EXPECT_DOUBLE_EQ(c.arm[a].fixed, 1.0 / 16) << to_string(Arm(a));
+    EXPECT_EQ(c.arm[a].per_entry, 0) << to_string(Arm(a));
+    EXPECT_EQ(c.arm[a].per_update, 0) << to_string(Arm(a));
+  }
+  expect_invalid([&] { op.calibrate(ExecutionSpace{}, 0); },
+                 {"hst::Operator::calibrate", "'B'", "got 0"});
+  // The real clock gives finite, non-negative constants.
+  auto const real = op.calibrate(ExecutionSpace{}, width);
+  for (auto const &arm : real.arm)
+    for (double v : {arm.fixed, arm.per_entry, arm.per_update})
+      EXPECT_TRUE(std::isfinite(v) && v >= 0) << v;
 }
 
 } // namespace

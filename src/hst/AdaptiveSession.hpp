@@ -93,6 +93,26 @@
 //        the active arm and resets when a probe changes it.
 //    reprobe() starts a probe at the next step.
 //
+// Making the session (issue 14) costs O(expected columns): it copies them
+// and checks them; each arm is made when it first runs, before that step's
+// clock is read (the scheduled arm compiled then for the expected columns),
+// and the arms' per-column host scratch is the operator's (Scratch.hpp), so
+// nothing of the operator's size is allocated or visited.
+//
+// Cost model (with AdaptiveOptions::model; CostModel.hpp): each probe step
+// also counts, on the host from its ids and the previous probe step's, the
+// entries of A[:, S], whether S changed and the entries of the columns that
+// entered or left (O(k), probe steps only), and each measured step refines
+// its arm's prediction. In round 1, before an arm's block (not the first
+// arm's), the arm is skipped, never run and never made, when its predicted
+// cost on the latest counters exceeds model_margin times the lowest cost
+// measured so far in the probe; a skipped arm cannot be chosen. Settled,
+// each step-time sample also counts (the step before it keeps its ids),
+// refines the active arm's prediction and ranks the arms: shift_windows
+// samples in a row that predict another arm cheaper by more than
+// switch_margin start a re-probe (Trigger::predicted). Each decision
+// reports every arm's prediction beside its measured cost.
+//
 // Probe length (N = arms.size(), w = warmup_steps, m = measure_steps): at
 // most L = N * (w + 1) + (m > 1 ? N * (w + m - 1) : 0) steps (no arm cut);
 // when every arm but the fastest is cut, (N - 1) * (w + 1) + 2 w + m at most.
@@ -121,6 +141,7 @@
 // (ranks timing the arms in lockstep and agreeing through a collective) is
 // hst::DistributedAdaptiveSession, in distributed/DistributedAdaptiveSession.hpp.
 
+#include <hst/CostModel.hpp>
 #include <hst/ExactSetArm.hpp>
 #include <hst/Options.hpp>
 #include <hst/ScatterArm.hpp>
@@ -170,6 +191,13 @@ struct AdaptiveDecision
   std::array<double, arm_count> ns_per_entry = {std::numeric_limits<double>::quiet_NaN(),
                                                 std::numeric_limits<double>::quiet_NaN(),
                                                 std::numeric_limits<double>::quiet_NaN()};
+  /// The cost model's prediction (AdaptiveOptions::model) of each arm's
+  /// nanoseconds per entry on the probe's latest step, with the scale its
+  /// timed steps up to the decision gave it, indexed by Arm; NaN without a
+  /// model or when the probe's steps did not show the workload's churn.
+  std::array<double, arm_count> predicted_ns_per_entry = {
+      std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(),
+      std::numeric_limits<double>::quiet_NaN()};
   /// Measured and warm-up steps of each arm in this probe, indexed by Arm.
   std::array<int, arm_count> measured_steps{};
   std::array<int, arm_count> warmup_steps{};
@@ -232,6 +260,8 @@ inline std::ostream &operator<<(std::ostream &out, AdaptiveReport const &r)
       else
         s << d.us_per_step[a] << " us/step x " << d.measured_steps[a] << " = "
           << d.ns_per_entry[a] << " ns/entry";
+      if (!std::isnan(d.predicted_ns_per_entry[a]))
+        s << " (predicted " << d.predicted_ns_per_entry[a] << " ns/entry)";
     }
     s << ") " << d.reason << '\n';
   }
@@ -308,6 +338,8 @@ inline AdaptiveOptions const &check_adaptive_options(AdaptiveOptions const &o, i
   if (o.session.strict)
     throw_invalid(where, "'options.session.strict' must be false (a strict schedule "
                          "rejects steps the other arms accept), got true");
+  if (!(o.model_margin >= 1))
+    throw_invalid(where, "'options.model_margin' must be >= 1, got ", o.model_margin);
   if (!o.clock)
     throw_invalid(where, "'options.clock' must be callable, got an empty function");
   return o;
@@ -342,6 +374,8 @@ public:
       , width_(width)
       , expected_cols_(expected_cols)
   {
+    if (options_.model)
+      model_.emplace(*options_.model);
     (void)space; // the arms are made, on the caller's instance, when they first run
     for (std::size_t i = 0; i < expected_cols_.size(); ++i)
       if (expected_cols_[i] < 0 || expected_cols_[i] >= op_->n_cols)
@@ -434,6 +468,7 @@ private:
     periodic,
     shift,      // compile rate
     time_shift, // step time
+    predicted,  // the cost model's ranking (AdaptiveOptions::model)
   };
 
   // Makes `arm` if it was never made. The scheduled arm is compiled here for
@@ -497,6 +532,7 @@ private:
   // the clock is read).
   struct Timed
   {
+    Ordinal const *ids = nullptr; // the step's column ids, readable on the host
     double seconds = 0;
     double entries = 1;        // the step's work: see entries()
     std::int64_t compiles = 0; // compile events of the step: see events()
@@ -515,7 +551,7 @@ private:
     Ordinal const *ids = dispatch(arm, space, cols, dx, y);
     kokkos_ext::fence(space, "hst::timed_step");
     double const seconds = options_.clock() - start;
-    return {seconds, entries(ids, cols.extent(0)), events(arm) - events_before};
+    return {ids, seconds, entries(ids, cols.extent(0)), events(arm) - events_before};
   }
 
   // A step's work: the stored entries of A[:, S] (at least 1, so that an
@@ -569,15 +605,24 @@ private:
                     Y const &y)
   {
     bool const sampled = report_.steps == sample_at_;
-    double per_entry = 0;
+    double per_entry = 0, seconds = 0;
     bool compiled = false;
     if (sampled)
     {
       Timed const t = timed_dispatch(report_.active, space, cols, dx, y);
       per_entry = t.seconds / t.entries;
+      seconds = t.seconds;
       compiled = t.compiles > 0;
       ++report_.sampled_steps;
       report_.sampled_seconds += t.seconds;
+      if (model_)
+        count_step(t.ids, cols.extent(0), t.entries, report_.steps - 1);
+    }
+    else if (model_ && report_.steps + 1 == sample_at_)
+    {
+      // the step before a sample keeps its ids: the sample's churn
+      Ordinal const *ids = dispatch(report_.active, space, cols, dx, y);
+      keep_ids(ids, cols.extent(0), report_.steps - 1);
     }
     else
       dispatch(report_.active, space, cols, dx, y);
@@ -588,6 +633,8 @@ private:
       end_window();
     if (sampled && !report_.probing)
       end_sample(per_entry, compiled);
+    if (sampled && model_ && !report_.probing)
+      settled_prediction(seconds);
     if (s == recheck_at_ && !report_.probing)
       start_probe(Trigger::periodic);
   }
@@ -640,6 +687,7 @@ private:
     complete, // ran its measure_steps measured steps: may be chosen
     cut,      // round-1 step above cut_ratio x the best round-1 step
     stopped,  // round-2 mean above cut_ratio x the best complete mean
+    skipped,  // round 1: predicted above model_margin x the best measured cost
   };
 
   Arm probed() const { return order_[order_pos_]; }
@@ -650,7 +698,9 @@ private:
     Arm const arm = probed();
     std::size_t const a = std::size_t(arm);
     std::int64_t const changes_before = set_changes(arm);
-    auto const [seconds, work, compiled] = timed_dispatch(arm, space, cols, dx, y);
+    auto const [ids, seconds, work, compiled] = timed_dispatch(arm, space, cols, dx, y);
+    if (model_)
+      count_step(ids, cols.extent(0), work, report_.steps - 1);
     bool const first_of_block = block_warmup_ == 0 && block_measured_ == 0;
     ++report_.probe_steps;
     report_.probe_seconds += seconds;
@@ -676,6 +726,8 @@ private:
     }
     ++block_measured_;
     ++measured_[a];
+    if (model_ && counters_known_)
+      model_->observe(arm, counters_, seconds);
     sum_[a] += seconds;
     entries_[a] += work;
     events_[a] += compiled;
@@ -703,11 +755,121 @@ private:
   // What the arms are compared by: seconds per entry over the measured steps.
   double cost(std::size_t a) const { return sum_[a] / entries_[a]; }
 
+  // The cost model's counters of step `step` (AdaptiveOptions::model): its
+  // entries, and, when the previous step's ids were kept (probe steps,
+  // sampled steps and the step before a sample keep theirs), whether the
+  // set changed and the entries of the columns that entered or left. O(k)
+  // host work, on those steps only.
+  void count_step(Ordinal const *ids, std::size_t k, double work, std::int64_t step)
+  {
+    counters_.entries = work;
+    counters_known_ = last_ids_step_ >= 0 && last_ids_step_ == step - 1;
+    if (counters_known_)
+    {
+      counters_.set_changed =
+          k != last_ids_.size() || !std::equal(ids, ids + k, last_ids_.begin());
+      counters_.changed_entries = 0;
+      if (counters_.set_changed)
+      {
+        auto const &col_ptr = op_->csc_host.col_ptr;
+        auto length = [&](Ordinal c) {
+          return double(col_ptr(std::size_t(c) + 1) - col_ptr(std::size_t(c)));
+        };
+        auto const lease = op_->scratch->acquire();
+        std::uint32_t const generation = lease->new_column_generation();
+        std::uint32_t *const stamp = lease->column_stamp();
+        std::int32_t *const kept = lease->column_value();
+        for (Ordinal c : last_ids_)
+          stamp[c] = generation, kept[c] = 0;
+        for (std::size_t i = 0; i < k; ++i)
+          if (stamp[ids[i]] == generation)
+            kept[ids[i]] = 1;
+          else
+            counters_.changed_entries += length(ids[i]);
+        for (Ordinal c : last_ids_)
+          if (!kept[c])
+            counters_.changed_entries += length(c);
+      }
+    }
+    keep_ids(ids, k, step);
+  }
+
+  void keep_ids(Ordinal const *ids, std::size_t k, std::int64_t step)
+  {
+    last_ids_.assign(ids, ids + k);
+    last_ids_step_ = step;
+  }
+
+  // A sampled settled step under the model: refine the active arm's
+  // prediction with the sample and compare the predicted ranking. A
+  // ranking that puts another arm ahead of the active one by more than
+  // switch_margin is confirmed on the next steps (each sampled), and
+  // shift_windows such samples in a row start a re-probe.
+  void settled_prediction(double seconds)
+  {
+    if (!counters_known_)
+      return;
+    model_->observe(report_.active, counters_, seconds);
+    double const active = predicted_cost(report_.active);
+    Arm best = report_.active;
+    double best_cost = active;
+    for (Arm arm : options_.arms)
+      if (predicted_cost(arm) < best_cost)
+      {
+        best = arm;
+        best_cost = predicted_cost(arm);
+      }
+    if (!(best_cost < (1 - options_.switch_margin) * active))
+    {
+      predicted_flips_ = 0;
+      return;
+    }
+    sample_at_ = report_.steps; // confirm on the next step
+    if (++predicted_flips_ < options_.shift_windows)
+      return;
+    predicted_best_ = best;
+    predicted_best_cost_ = best_cost;
+    predicted_active_cost_ = active;
+    start_probe(Trigger::predicted);
+  }
+
+  // Predicted seconds per entry of `arm` on the probe's latest step.
+  double predicted_cost(Arm arm) const
+  {
+    return model_->predict(arm, counters_) / std::max(counters_.entries, 1.0);
+  }
+
+  // Round 1: passes over the arms whose predicted cost exceeds model_margin
+  // times the lowest cost measured so far in this probe.
+  void skip_predicted()
+  {
+    if (!model_ || !counters_known_)
+      return;
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < order_pos_; ++i)
+      if (measured_[std::size_t(order_[i])] > 0)
+        best = std::min(best, cost(std::size_t(order_[i])));
+    while (order_pos_ < order_size_)
+    {
+      std::size_t const a = std::size_t(order_[order_pos_]);
+      double const predicted = predicted_cost(order_[order_pos_]);
+      if (!(predicted > options_.model_margin * best))
+        return;
+      outcome_[a] = Outcome::skipped;
+      why_.skip_prediction[a] = predicted;
+      why_.skip_bound[a] = best;
+      ++order_pos_;
+    }
+  }
+
   void next_block()
   {
     block_warmup_ = 0;
     block_measured_ = 0;
-    if (++order_pos_ < order_size_)
+    ++order_pos_;
+    if (round_ == 1)
+      skip_predicted();
+    if (order_pos_ < order_size_)
     {
       if (report_.decisions.empty())
         report_.active = probed();
@@ -718,7 +880,8 @@ private:
       // Each arm ran one measured step; cut the clearly slower ones, order
       // the rest by that step.
       for (std::size_t i = 0; i < order_size_; ++i)
-        round1_best_ = std::min(round1_best_, cost(std::size_t(order_[i])));
+        if (outcome_[std::size_t(order_[i])] != Outcome::skipped)
+          round1_best_ = std::min(round1_best_, cost(std::size_t(order_[i])));
       std::size_t n = 0;
       for (std::size_t i = 0; i < order_size_; ++i)
       {
@@ -759,9 +922,14 @@ private:
     why_.probe_rate = probe_rate_;
     why_.reference = reference_;
     why_.samples = shifted_samples_;
+    why_.predicted_best = predicted_best_;
+    why_.predicted_best_cost = predicted_best_cost_;
+    why_.predicted_active_cost = predicted_active_cost_;
+    predicted_flips_ = 0;
     why_.sample_mean = shifted_samples_ > 0 ? shifted_sample_cost_ / shifted_samples_ : 0;
     report_.probing = true;
     probe_start_ = report_.steps;
+    counters_known_ = false;
     round_ = 1;
     order_size_ = options_.arms.size();
     std::copy(options_.arms.begin(), options_.arms.end(), order_.begin());
@@ -793,17 +961,22 @@ private:
   struct Why
   {
     Trigger trigger = Trigger::initial;
-    Arm trigger_arm = Arm::scheduled; // the active arm when the probe began
-    double shift_rate = 0;            // shift: the window's compile rate
-    double probe_rate = 0;            // shift: the rate in the arm's probe
-    double reference = 0;             // time_shift: the arm's probe cost
-    double sample_mean = 0;           // time_shift: mean cost of the shifted samples
-    int samples = 0;                  // time_shift: shifted samples in a row
+    Arm trigger_arm = Arm::scheduled;  // the active arm when the probe began
+    double shift_rate = 0;             // shift: the window's compile rate
+    double probe_rate = 0;             // shift: the rate in the arm's probe
+    double reference = 0;              // time_shift: the arm's probe cost
+    double sample_mean = 0;            // time_shift: mean cost of the shifted samples
+    int samples = 0;                   // time_shift: shifted samples in a row
+    Arm predicted_best = Arm::scatter; // predicted: the arm ranked first
+    double predicted_best_cost = 0;    // predicted: its predicted cost
+    double predicted_active_cost = 0;  // predicted: the active arm's
     std::array<Outcome, arm_count> outcome{};
     std::array<double, arm_count> cost{}; // seconds per entry of the measured steps
     std::array<int, arm_count> measured{};
     std::array<double, arm_count> stop_reference{};
     double round1_best = 0;
+    std::array<double, arm_count> skip_prediction{}; // skipped: predicted cost
+    std::array<double, arm_count> skip_bound{};      // skipped: best measured cost
   };
 
   std::string reason(Why const &w) const
@@ -831,6 +1004,11 @@ private:
         << (w.trigger_arm == Arm::scheduled ? " tiles/step" : " compiles/step") << " vs "
         << w.probe_rate << " at probe";
       break;
+    case Trigger::predicted:
+      s << "predicted " << to_string(w.predicted_best) << ' ' << ns(w.predicted_best_cost)
+        << " vs " << to_string(w.trigger_arm) << ' ' << ns(w.predicted_active_cost)
+        << " (cost model, " << options_.shift_windows << " samples)";
+      break;
     case Trigger::time_shift:
       s << to_string(w.trigger_arm) << " step time " << ns(w.sample_mean) << " vs "
         << ns(w.reference) << " at probe (" << w.samples << " sample"
@@ -843,6 +1021,10 @@ private:
       if (w.outcome[a] == Outcome::cut)
         s << "; " << to_string(arm) << " cut after round 1 (" << ns(w.cost[a]) << " > "
           << options_.cut_ratio << " x " << ns(w.round1_best) << ')';
+      else if (w.outcome[a] == Outcome::skipped)
+        s << "; " << to_string(arm) << " not probed (predicted "
+          << ns(w.skip_prediction[a]) << " > " << options_.model_margin << " x "
+          << ns(w.skip_bound[a]) << " measured)";
       else if (w.outcome[a] == Outcome::stopped)
         s << "; " << to_string(arm) << " stopped after " << w.measured[a] << " of "
           << options_.measure_steps << " steps (" << ns(w.cost[a]) << " > "
@@ -885,6 +1067,9 @@ private:
       d.us_per_step[a] = ran ? 1e6 * mean(a) : std::numeric_limits<double>::quiet_NaN();
       d.ns_per_entry[a] = ran ? 1e9 * cost(a) : std::numeric_limits<double>::quiet_NaN();
     }
+    if (model_ && counters_known_)
+      for (Arm arm : options_.arms)
+        d.predicted_ns_per_entry[std::size_t(arm)] = 1e9 * predicted_cost(arm);
     d.measured_steps = measured_;
     d.warmup_steps = warmup_;
     report_.decisions.push_back(std::move(d));
@@ -920,6 +1105,17 @@ private:
 
   AdaptiveOptions options_;
   std::shared_ptr<data_type const> op_; // its host CSC weighs timed steps
+  // The cost model (with AdaptiveOptions::model) and the counters of the
+  // probe's latest step (counters_known_: its churn too), from its ids and
+  // the previous probe step's (last_ids_).
+  std::optional<CostModel> model_;
+  StepCounters counters_;
+  bool counters_known_ = false;
+  std::vector<Ordinal> last_ids_;
+  std::int64_t last_ids_step_ = -1; // the step whose ids last_ids_ holds
+  int predicted_flips_ = 0;         // sampled steps in a row ranking another arm first
+  Arm predicted_best_ = Arm::scatter;
+  double predicted_best_cost_ = 0, predicted_active_cost_ = 0;
   int width_;
   std::vector<Ordinal> expected_cols_; // the scheduled arm is compiled for them
   // The arms, each made when it first runs (make()).

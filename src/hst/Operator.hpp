@@ -10,8 +10,12 @@
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace hst
@@ -110,6 +114,127 @@ public:
            AdaptiveOptions const &options = {}) const
   {
     return adaptive(typename MemorySpace::execution_space{}, expected_cols, B, options);
+  }
+
+  /// Measures the cost model's constants (CostModel.hpp) on this operator
+  /// for batch width B, in a few milliseconds: each arm runs, every step
+  /// fenced on `space` and timed with `clock`, a frozen set of k columns
+  /// (k = max(64, 0.3% of the columns), at most half of them) and one of
+  /// k / 2 (the two give its fixed and per-entry costs), then two sets that
+  /// differ by a quarter in turn (the update cost). The sets are runs of
+  /// the locality order from its middle, like a drifting changed set. Pass
+  /// the result as AdaptiveOptions::model, or save it (CostConstants::save)
+  /// for later processes on this machine. Allocates k x B and n_rows x B
+  /// workspaces. An operator with fewer than 8 columns gives zeros.
+  template <class ExecutionSpace>
+  CostConstants calibrate(ExecutionSpace const &space, int B = 8,
+                          std::function<double()> const &clock = steady_seconds) const
+  {
+    static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                  "hst::Operator::calibrate: 'space' must be an execution space");
+    if (B <= 0)
+      detail::throw_invalid("hst::Operator::calibrate: argument 'B' must be positive, "
+                            "got ",
+                            B);
+    if (!clock)
+      detail::throw_invalid("hst::Operator::calibrate: argument 'clock' must be "
+                            "callable, got an empty function");
+    CostConstants constants;
+    std::size_t const n = std::size_t(data_->n_cols);
+    if (n < 8)
+      return constants;
+    std::size_t const k =
+        std::min(n / 2, std::max<std::size_t>(64, std::size_t(0.003 * double(n))));
+    // Columns at locality positions [p, p + count).
+    std::size_t const tile = std::size_t(data_->options.tile);
+    auto run = [&](std::size_t p, std::size_t count) {
+      std::vector<Ordinal> cols;
+      cols.reserve(count);
+      for (std::size_t c = 0; c < n; ++c)
+      {
+        std::size_t const q = std::size_t(data_->column_tile[c]) * tile +
+                              std::size_t(data_->column_in_tile[c]);
+        if (q >= p && q < p + count)
+          cols.push_back(Ordinal(c));
+      }
+      return cols;
+    };
+    std::size_t const p0 = (n - k) / 2;
+    auto const full = run(p0, k), half = run(p0, k / 2), moved = run(p0 + k / 4, k);
+    auto entries = [&](std::vector<Ordinal> const &cols) {
+      double e = 0;
+      for (Ordinal c : cols)
+        e += double(data_->csc_host.col_ptr(std::size_t(c) + 1) -
+                    data_->csc_host.col_ptr(std::size_t(c)));
+      return e;
+    };
+    double changed = 0; // entries of the columns in one of full, moved only
+    for (auto const *pair : {&full, &moved})
+      for (Ordinal c : *pair)
+      {
+        auto const &other = pair == &full ? moved : full;
+        if (!std::binary_search(other.begin(), other.end(), c))
+          changed += entries({c});
+      }
+    using ColsView = Kokkos::View<Ordinal *, MemorySpace>;
+    auto to_view = [&](std::vector<Ordinal> const &cols) {
+      ColsView v(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                    "hst::Operator::calibrate::cols"),
+                 cols.size());
+      auto h = Kokkos::create_mirror_view(v);
+      std::copy(cols.begin(), cols.end(), h.data());
+      Kokkos::deep_copy(space, v, h);
+      return v;
+    };
+    ColsView const v_full = to_view(full), v_half = to_view(half),
+                   v_moved = to_view(moved);
+    using DxView = Kokkos::View<Scalar **, Kokkos::LayoutLeft, MemorySpace>;
+    auto make_dx = [&](std::size_t rows) {
+      DxView dx(Kokkos::view_alloc(space, "hst::Operator::calibrate::dx"), rows,
+                std::size_t(B));
+      Kokkos::deep_copy(space, dx, Scalar(1e-3));
+      return dx;
+    };
+    DxView const dx_full = make_dx(full.size()), dx_half = make_dx(half.size()),
+                 dx_moved = make_dx(moved.size());
+    DxView const y(Kokkos::view_alloc(space, "hst::Operator::calibrate::y"),
+                   std::size_t(data_->n_rows), std::size_t(B));
+    int const steps = 16;
+    // Seconds per step of `arm` over `steps` steps on sets a, b, a, b, ...
+    // after two untimed steps.
+    auto per_step = [&](auto &arm, ColsView const &a, DxView const &dx_a,
+                        ColsView const &b, DxView const &dx_b) {
+      auto step = [&](int s) {
+        arm.apply_cols(space, s % 2 ? b : a, s % 2 ? dx_b : dx_a, y);
+        kokkos_ext::fence(space, "hst::calibrate"); // each step timed alone
+      };
+      step(0);
+      step(1);
+      double const start = clock();
+      for (int s = 0; s < steps; ++s)
+        step(s);
+      return (clock() - start) / steps;
+    };
+    double const e_full = entries(full), e_half = entries(half);
+    auto fit = [&](auto &&arm, Arm which) {
+      double const t_full = per_step(arm, v_full, dx_full, v_full, dx_full);
+      double const t_half = per_step(arm, v_half, dx_half, v_half, dx_half);
+      double const t_moving = per_step(arm, v_full, dx_full, v_moved, dx_moved);
+      ArmCost &c = constants.arm[std::size_t(which)];
+      c.per_entry =
+          e_full > e_half ? std::max(0.0, (t_full - t_half) / (e_full - e_half)) : 0.0;
+      c.fixed = std::max(0.0, t_full - c.per_entry * e_full);
+      double const extra = std::max(0.0, t_moving - t_full);
+      if (which == Arm::exact_set)
+        c.per_update = e_full > 0 ? extra / e_full : 0.0;
+      else if (which == Arm::scheduled)
+        c.per_update = changed > 0 ? extra / changed : 0.0;
+    };
+    kokkos_ext::fence(space, "hst::calibrate"); // the sets and dx are ready
+    fit(scatter(B), Arm::scatter);
+    fit(baseline(B), Arm::exact_set);
+    fit(session(space, v_full, B), Arm::scheduled);
+    return constants;
   }
 
 private:

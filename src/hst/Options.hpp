@@ -1,8 +1,17 @@
 #pragma once
 
+#include <array>
 #include <chrono>
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <istream>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace hst
@@ -77,6 +86,66 @@ inline char const *to_string(Arm arm)
   }
   return "?";
 }
+
+/// What one step asks of the adaptive session's arms, read on the host from
+/// the step's column ids and the previous step's (CostModel.hpp).
+struct StepCounters
+{
+  double entries = 0;         ///< stored entries of A[:, S]
+  double changed_entries = 0; ///< entries of the columns that entered or left S
+  bool set_changed = false;   ///< S differs from the previous step's (order too)
+};
+
+/// One arm's cost-model constants, in seconds (formulas in CostModel.hpp).
+struct ArmCost
+{
+  double fixed = 0;     ///< per step
+  double per_entry = 0; ///< per entry of A[:, S]
+  double per_update =
+      0; ///< exact set: per entry recompiled; scheduled: per changed entry
+};
+
+/// Per-machine constants of the cost model, indexed by Arm: measured by
+/// Operator::calibrate (a few milliseconds), or saved and loaded as text.
+struct CostConstants
+{
+  std::array<ArmCost, 3> arm{};
+
+  /// One line of text: "hst-cost-model 1" and nine numbers.
+  void save(std::ostream &out) const
+  {
+    std::ostringstream s;
+    s.precision(17);
+    s << "hst-cost-model 1";
+    for (auto const &a : arm)
+      s << ' ' << a.fixed << ' ' << a.per_entry << ' ' << a.per_update;
+    out << s.str() << '\n';
+  }
+
+  /// Reads what save() wrote; throws std::invalid_argument naming what is
+  /// wrong (another format, a missing, negative or non-finite constant).
+  static CostConstants load(std::istream &in)
+  {
+    std::string tag;
+    int version = 0;
+    in >> tag >> version;
+    if (!in || tag != "hst-cost-model" || version != 1)
+      throw std::invalid_argument("hst::CostConstants::load: argument 'in' does not "
+                                  "start with 'hst-cost-model 1'");
+    CostConstants c;
+    for (std::size_t a = 0; a < c.arm.size(); ++a)
+      for (double *v : {&c.arm[a].fixed, &c.arm[a].per_entry, &c.arm[a].per_update})
+      {
+        in >> *v;
+        if (!in || !std::isfinite(*v) || *v < 0)
+          throw std::invalid_argument(
+              std::string("hst::CostConstants::load: argument 'in' has a missing, "
+                          "negative or non-finite constant for arm ") +
+              to_string(Arm(a)));
+      }
+    return c;
+  }
+};
 
 /// How an adaptive session (`Operator::adaptive`) probes the arms, when it
 /// probes again, and what clock it reads. See AdaptiveSession.hpp for the
@@ -164,6 +233,26 @@ struct AdaptiveOptions
   std::int64_t recheck_period = 256;
   /// Cap of the backed-off period. >= recheck_period.
   std::int64_t recheck_max_period = 4096;
+  /// Per-machine constants of the cost model (CostModel.hpp: each arm's
+  /// time per step from the entries of A[:, S], whether S changed and the
+  /// entries of the columns that changed), from Operator::calibrate or
+  /// CostConstants::load. With them, round 1 of a probe runs an arm only if
+  /// its predicted cost on the probe's latest step (time per entry; the
+  /// prediction scaled by what the arm measured on its earlier timed steps)
+  /// is at most `model_margin` times the lowest cost measured so far in the
+  /// probe; the first arm of round 1 always runs (its steps give the
+  /// workload's counters), and an arm never probed is never made. Settled,
+  /// each step-time sample (`sample_period`; the step before it keeps its
+  /// ids, O(k)) refines the active arm's prediction and ranks the arms on
+  /// its counters: another arm predicted cheaper by more than
+  /// `switch_margin` on `shift_windows` samples in a row (each confirmed on
+  /// the next step) starts a re-probe, so a change of churn is seen without
+  /// a timer showing it. Each decision reports every arm's prediction
+  /// beside its measured cost. Without constants (the default) every arm is
+  /// probed and nothing is predicted.
+  std::optional<CostConstants> model;
+  /// See `model`. >= 1, not NaN (infinity probes every arm).
+  double model_margin = 1.5;
   /// Options of the held scheduled arm. `strict` must be false: a strict
   /// schedule rejects steps that the other arms accept.
   SessionOptions session = {};
