@@ -8,9 +8,9 @@
 // size is visited.
 
 #include <hst/HST.hpp>
-#include <hst/workload/Generators.hpp>
 
 #include <valgrind/callgrind.h>
+#include <workload/Generators.hpp>
 
 #include <cstdio>
 #include <cstdlib>
