@@ -1615,7 +1615,7 @@ TYPED_TEST(Adaptive, calibrate_fits_the_constants_from_timed_steps)
   // The real clock gives finite, non-negative constants.
   auto const real = op.calibrate(ExecutionSpace{}, width);
   for (auto const &arm : real.arm)
-    for (double v : {arm.fixed, arm.per_entry, arm.per_update})
+    for (double v : std::array<double, 3>{arm.fixed, arm.per_entry, arm.per_update})
       EXPECT_TRUE(std::isfinite(v) && v >= 0) << v;
 }
 
