@@ -92,7 +92,7 @@ HCC_AMDGPU_TARGET=gfx908 device_compile hip hipcc --offload-arch=gfx90a
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 if [[ -x $nvcc ]]; then
   section "nvcc: front end"
-  includes=(-I src -I build-test/include -I unit_tests -isystem /usr/include/trilinos)
+  includes=(-I src -I build-test/include -I unit_tests -I test_common -isystem /usr/include/trilinos)
   for dir in $(mpicxx --showme:incdirs); do includes+=(-isystem "$dir"); done
   for source in unit_tests/tstEntryPoints.cpp unit_tests/tstAllocations.cpp; do
     "$nvcc" -x cu -std=c++17 -arch=sm_80 -Werror all-warnings "${includes[@]}" \
