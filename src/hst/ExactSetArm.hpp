@@ -139,7 +139,7 @@ private:
       detail::throw_invalid(name, ": argument 'cols' selects ", entries,
                             " entries, more than the 2^31 - 1 an exact-set list "
                             "holds");
-    auto const host = compile_space(space);
+    auto const &host = compile_space(space);
     int const n_parts = detail::run_inline(host, std::int64_t(entries) * this->width_,
                                            this->op_->options.min_parallel_work)
                             ? 1
@@ -285,8 +285,10 @@ private:
   // The host threads a compile runs on: the step's own space where it is a
   // host space, else the default host space.
   template <class ExecutionSpace>
-  auto compile_space(ExecutionSpace const &space) const
+  decltype(auto) compile_space(ExecutionSpace const &space) const
   {
+    // A reference, not a copy: copying an instance touches its reference
+    // count on Kokkos 4.
     if constexpr (detail::is_synchronous_host_space<ExecutionSpace>)
       return space;
     else
