@@ -16,6 +16,8 @@
 # the threaded paths run only where Kokkos' host space has more than one
 # thread (concurrency 1 on Serial runs every step on the calling thread), and
 # atomics only matter on a device; a fault there cannot fail a Serial suite.
+# (The row ranges the threads split a step by are covered: tstArms tests the
+# split itself.)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
@@ -36,6 +38,7 @@ mutants=(
   "skipped-retire|src/hst/ScheduledArm.hpp|s/^      retire_unused();    \/\/ spares/      (void)0; \/\/ mutant: no retire_unused(); spares/|ScheduledArm never retires unused tiles"
   "exact-set-part-drops-last-row|src/hst/ExactSetArm.hpp|s/parts\[t\].hi = ranges.end(t);/parts[t].hi = ranges.end(t) - 1;/|exact-set compile leaves out the last row of each part"
   "exact-set-skips-last-column|src/hst/ExactSetArm.hpp|s/for (std::size_t i = 0; i < k; ++i)/for (std::size_t i = 0; i + 1 < k; ++i)/|exact-set compile leaves out the last column"
+  "row-ranges-density-never-ends|src/hst/detail/RowRanges.hpp|s/    step\[b1 + 1\] -= per_bin;/    (void)0;/|row ranges weigh each column's entries over every later bin too"
   "mm-skew-sign|src/hst/io/MatrixMarket.hpp|s/skew_symmetric ? -value : value;/skew_symmetric ? value : value;/|Matrix Market reader mirrors skew-symmetric entries without the sign"
   "mm-no-duplicate-check|src/hst/io/MatrixMarket.hpp|s/if (read\[\*i\].col == read\[\*(i + 1)\].col)/if (false)/|Matrix Market reader accepts duplicate coordinates"
   "resync-accumulates|src/hst/Resync.hpp|s/      y(r, b) = sum;/      y(r, b) += sum;/|resync adds A x to y instead of setting it"

@@ -2,6 +2,8 @@
 // A times the accumulated x) after 200-step workloads, and with a plain host
 // loop on the edge cases.
 
+#include <hst/detail/RowRanges.hpp>
+
 #include "HSTTestHelpers.hpp"
 #include <workload/Workload.hpp>
 
@@ -470,6 +472,74 @@ TYPED_TEST(Arms, patched_schedule_matches_host_loop_through_irregular_changes)
   EXPECT_EQ(fixed.stats().tiles_retired, 0);
   EXPECT_EQ(session.stats().column_tiles,
             session.stats().tiles_compiled - session.stats().tiles_retired);
+}
+
+// The row ranges host threads split a step by (the scatter kernel, the
+// exact-set compile): they cover the touched rows in order, and each holds
+// about an equal share of the entries, also where most entries crowd into a
+// few rows (a cut by row index would give the first of two ranges 95% here).
+TEST(RowRanges, cover_the_touched_rows_with_equal_shares_of_entries)
+{
+  // 900 columns of 5 entries packed into rows [0, 1802), 100 spread over
+  // rows [2000, 101004): 5000 entries in all, a column's rows sorted.
+  std::vector<std::size_t> col_ptr{0};
+  std::vector<Ordinal> row;
+  auto add_column = [&](Ordinal first_row) {
+    for (Ordinal r = first_row; r < first_row + 5; ++r)
+      row.push_back(r);
+    col_ptr.push_back(row.size());
+  };
+  for (Ordinal c = 0; c < 900; ++c)
+    add_column(2 * c);
+  for (Ordinal c = 0; c < 100; ++c)
+    add_column(2000 + 1000 * c);
+  std::vector<Ordinal> cols(col_ptr.size() - 1);
+  for (std::size_t i = 0; i < cols.size(); ++i) // every column, in a scrambled order
+    cols[i] = Ordinal(i * 7 % cols.size());
+  Ordinal const n_rows = 200000;
+  auto const touched = hst::detail::touched_rows(col_ptr.data(), row.data(), cols.data(),
+                                                 cols.size(), n_rows);
+  ASSERT_EQ(touched.first, 0);
+  ASSERT_EQ(touched.last, 2000 + 1000 * 99 + 4);
+  ASSERT_EQ(touched.entries, std::size_t(5000));
+
+  for (int parts : {1, 2, 3, 4, 8, 1000})
+  {
+    SCOPED_TRACE("parts " + std::to_string(parts));
+    auto const ranges = hst::detail::split_by_entries(touched, col_ptr.data(), row.data(),
+                                                      cols.data(), cols.size(), parts);
+    ASSERT_EQ(ranges.parts, std::min(parts, ranges.max_parts));
+    EXPECT_EQ(ranges.begin(0), touched.first);
+    EXPECT_EQ(ranges.end(ranges.parts - 1), touched.last + 1);
+    std::vector<std::size_t> entries(std::size_t(ranges.parts), 0);
+    for (int t = 0; t < ranges.parts; ++t)
+    {
+      EXPECT_LE(ranges.begin(t), ranges.end(t));
+      if (t > 0)
+      {
+        EXPECT_EQ(ranges.begin(t), ranges.end(t - 1));
+      }
+      for (Ordinal r : row)
+        entries[std::size_t(t)] += r >= ranges.begin(t) && r < ranges.end(t);
+    }
+    if (parts > 8)
+      continue;
+    // A bin holds 100 rows here, 250 entries where they crowd.
+    double const share = 5000.0 / parts;
+    for (int t = 0; t < parts; ++t)
+      EXPECT_LE(double(entries[std::size_t(t)]), share + 300) << "range " << t;
+  }
+
+  // Nothing touched: every range empty.
+  std::vector<std::size_t> const no_entries{0, 0, 0};
+  std::vector<Ordinal> const empty_cols{0, 1};
+  auto const none = hst::detail::touched_rows(no_entries.data(), row.data(),
+                                              empty_cols.data(), 2, n_rows);
+  EXPECT_EQ(none.entries, std::size_t(0));
+  auto const ranges = hst::detail::split_by_entries(none, no_entries.data(), row.data(),
+                                                    empty_cols.data(), 2, 4);
+  for (int t = 0; t < ranges.parts; ++t)
+    EXPECT_EQ(ranges.begin(t), ranges.end(t));
 }
 
 } // namespace

@@ -111,7 +111,8 @@ private:
   };
 
   // Compiles the list for cols[0, k) on the host. The touched rows are cut
-  // into ranges, one per host thread (one range when the step is below
+  // into ranges of about equal entries (detail::split_by_entries), one per
+  // host thread (one range when the step is below
   // OperatorOptions::min_parallel_work or the host runs one thread); each
   // part walks every column's entries in its rows (detail::clip_to_rows), so
   // no two parts write one row's records:
@@ -140,11 +141,13 @@ private:
                             " entries, more than the 2^31 - 1 an exact-set list "
                             "holds");
     auto const &host = compile_space(space);
-    int const n_parts = detail::run_inline(host, std::int64_t(entries) * this->width_,
-                                           this->op_->options.min_parallel_work)
-                            ? 1
-                            : std::max(1, kokkos_ext::concurrency(host));
-    auto const ranges = touched.split(n_parts);
+    auto const ranges = detail::split_by_entries(
+        touched, col_ptr, csc_row_data, cols, k,
+        detail::run_inline(host, std::int64_t(entries) * this->width_,
+                           this->op_->options.min_parallel_work)
+            ? 1
+            : kokkos_ext::concurrency(host));
+    int const n_parts = ranges.parts;
     std::size_t const max_rows = std::min(entries, std::size_t(this->op_->n_rows));
     Layout const layout(entries, max_rows);
     list_.reserve(layout.end);

@@ -14,20 +14,18 @@
 namespace hst::detail
 {
 
-// The rows [first, first + span) cut into `parts` ranges of equal length
-// (by index; the last may be a row longer).
+// Part t's rows of y, [begin(t), end(t)), for t < parts: contiguous ranges
+// that cover the rows a step touches, in order. Host threads only (the scatter
+// arm's row-partitioned kernel, the exact-set compile); at most max_parts.
 template <class Ordinal>
 struct RowRanges
 {
-  Ordinal first = 0;
-  std::int64_t span = 0;
+  static constexpr int max_parts = 256;
   int parts = 1;
+  Ordinal cut[max_parts + 1] = {};
 
-  KOKKOS_FUNCTION Ordinal begin(int t) const { return Ordinal(first + span * t / parts); }
-  KOKKOS_FUNCTION Ordinal end(int t) const
-  {
-    return Ordinal(first + span * (t + 1) / parts);
-  }
+  KOKKOS_FUNCTION Ordinal begin(int t) const { return cut[t]; }
+  KOKKOS_FUNCTION Ordinal end(int t) const { return cut[t + 1]; }
 };
 
 // The first index in [begin, end) whose row is >= r (rows sorted).
@@ -70,12 +68,6 @@ struct TouchedRows
   Ordinal first = 0;
   Ordinal last = -1;
   std::size_t entries = 0;
-
-  RowRanges<Ordinal> split(int parts) const
-  {
-    return {first, last < first ? 0 : std::int64_t(last) - std::int64_t(first) + 1,
-            parts};
-  }
 };
 
 // The rows touched by the columns cols[0, k), from each column's first and
@@ -96,6 +88,64 @@ TouchedRows<Ordinal> touched_rows(std::size_t const *col_ptr, Ordinal const *row
     touched.last = std::max(touched.last, row[end - 1]);
   }
   return touched;
+}
+
+// The touched rows cut into min(parts, RowRanges::max_parts) ranges holding
+// about equal shares of the columns' entries, so that each thread gets about
+// as much work (cutting by row index alone left one of two threads 76% of the
+// entries on a drifting set). The shares come from a histogram of the entries
+// over equal bins of rows (about one per column, at least 16 per part, at most
+// 2048), each column's entries spread evenly over the bins from its first row
+// to its last; ranges end on bin edges, so a share is off by at most about a
+// bin's entries. O(k), no allocation; a range may be empty.
+template <class Ordinal>
+RowRanges<Ordinal> split_by_entries(TouchedRows<Ordinal> const &touched,
+                                    std::size_t const *col_ptr, Ordinal const *row,
+                                    Ordinal const *cols, std::size_t k, int parts)
+{
+  RowRanges<Ordinal> ranges;
+  ranges.parts = std::clamp(parts, 1, RowRanges<Ordinal>::max_parts);
+  if (touched.last < touched.first)
+    return ranges; // nothing touched: every range empty
+  std::int64_t const first = touched.first;
+  std::int64_t const span = std::int64_t(touched.last) - first + 1;
+  ranges.cut[0] = touched.first;
+  for (int t = 1; t <= ranges.parts; ++t)
+    ranges.cut[t] = Ordinal(first + span);
+  if (ranges.parts == 1)
+    return ranges;
+
+  constexpr std::int64_t max_bins = 2048;
+  std::int64_t const wanted =
+      std::min(max_bins, std::max<std::int64_t>(16 * ranges.parts, std::int64_t(k)));
+  std::int64_t const width = (span + wanted - 1) / wanted; // rows per bin
+  std::int64_t const bins = (span + width - 1) / width;
+  // density changes: a column adds its entries / its bins to each of its bins
+  double step[max_bins + 1];
+  std::fill(step, step + bins + 1, 0.0);
+  for (std::size_t i = 0; i < k; ++i)
+  {
+    auto const begin = col_ptr[cols[i]];
+    auto const end = col_ptr[cols[i] + 1];
+    if (begin == end)
+      continue;
+    auto const b0 = (row[begin] - first) / width;
+    auto const b1 = (row[end - 1] - first) / width;
+    double const per_bin = double(end - begin) / double(b1 - b0 + 1);
+    step[b0] += per_bin;
+    step[b1 + 1] -= per_bin;
+  }
+  double const share = double(touched.entries) / ranges.parts;
+  double density = 0, sum = 0;
+  int t = 1;
+  for (std::int64_t b = 0; b < bins && t < ranges.parts; ++b)
+  {
+    density += step[b];
+    sum += density;
+    for (; t < ranges.parts && sum >= share * t; ++t)
+      ranges.cut[t] = Ordinal(std::min(first + (b + 1) * width, first + span));
+  }
+  return ranges;
 }
 
 } // namespace hst::detail

@@ -126,37 +126,34 @@ void scatter_apply(ExecutionSpace const &space, Data const &op, int width,
                                   ? std::int64_t(k) * std::int64_t(width) *
                                         std::int64_t(op.nnz / std::size_t(op.n_cols) + 1)
                                   : 0;
-    bool const inline_step = run_inline(space, work, op.options.min_parallel_work);
-    using Ordinal = typename Data::ordinal_type;
-    TouchedRows<Ordinal> touched;
-    if (!inline_step)
+    if (run_inline(space, work, op.options.min_parallel_work))
     {
-      touched = touched_rows(op.csc_host.col_ptr.data(), op.csc_host.row.data(),
-                             host_cols, std::size_t(k), op.n_rows);
-      if (touched.entries == 0)
-        return;
-    }
-    dispatch_width(width, [&](auto w) {
-      constexpr int W = decltype(w)::value;
-      if (inline_step)
-      {
-        ScatterFunctor<W, decltype(op.col_ptr), decltype(op.csc_row),
+      dispatch_width(width, [&](auto w) {
+        ScatterFunctor<decltype(w)::value, decltype(op.col_ptr), decltype(op.csc_row),
                        decltype(op.csc_val), Cols, Dx, Y> const functor{
             op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width};
         run_on_calling_thread(space, kernel_label, k, functor);
-        return;
-      }
-      int const parts = kokkos_ext::concurrency(space);
+      });
+      return;
+    }
+    auto const *const col_ptr = op.csc_host.col_ptr.data();
+    auto const *const row = op.csc_host.row.data();
+    auto const touched = touched_rows(col_ptr, row, host_cols, std::size_t(k), op.n_rows);
+    if (touched.entries == 0)
+      return;
+    auto const ranges = split_by_entries(touched, col_ptr, row, host_cols, std::size_t(k),
+                                         kokkos_ext::concurrency(space));
+    dispatch_width(width, [&](auto w) {
       using Functor =
-          RowPartitionedScatterFunctor<W, decltype(op.col_ptr), decltype(op.csc_row),
-                                       decltype(op.csc_val), Cols, Dx, Y>;
+          RowPartitionedScatterFunctor<decltype(w)::value, decltype(op.col_ptr),
+                                       decltype(op.csc_row), decltype(op.csc_val), Cols,
+                                       Dx, Y>;
       Kokkos::parallel_for(
           kernel_label,
           Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Static>,
-                              Kokkos::IndexType<int>>(space, 0, parts,
+                              Kokkos::IndexType<int>>(space, 0, ranges.parts,
                                                       Kokkos::ChunkSize(1)),
-          Functor{op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width, k,
-                  touched.split(parts)});
+          Functor{op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width, k, ranges});
     });
   }
   else
