@@ -61,7 +61,6 @@ public:
       , record_type_(make_record_type(record_))
       , owned_arm_(std::move(owned))
       , ghost_arm_(std::move(ghost))
-      , stamp_(std::size_t(data_->n_owned), 0)
       , owned_ids_("hst::DistributedArm::owned_ids")
       , ghost_ids_("hst::DistributedArm::ghost_ids")
       , ghost_dx_(Kokkos::view_alloc(Kokkos::WithoutInitializing,
@@ -74,7 +73,6 @@ public:
       , requests_(data_->plan.send_ranks.size() + data_->plan.recv_ranks.size())
       , statuses_(requests_.size())
   {
-    owned_ids_.reserve(std::size_t(data_->n_owned));
     ghost_ids_.reserve(std::size_t(data_->plan.recv_slots()));
   }
 
@@ -193,11 +191,13 @@ private:
       Ordinal const *ids =
           detail::host_readable_ids(space, cols, id_staging_, std::size_t(data_->n_owned),
                                     "hst::DistributedArm::id_staging");
-      if (++epoch_ == 0)
-      {
-        std::fill(stamp_.begin(), stamp_.end(), 0);
-        epoch_ = 1;
-      }
+      owned_ids_.reserve(k); // grows to the largest k seen
+      // Duplicates found with the local operator's shared column stamps
+      // (owned columns are its first n_owned): nothing of the operator's
+      // size is held or cleared per arm.
+      auto const lease = owned_arm_.op_->scratch->acquire();
+      std::uint32_t const generation = lease->new_column_generation();
+      std::uint32_t *const stamp = lease->column_stamp();
       auto const begin = data_->col_begin;
       Ordinal *const local = owned_ids_.host();
       for (std::size_t i = 0; i < k; ++i)
@@ -207,10 +207,10 @@ private:
           detail::throw_invalid("argument 'cols' holds column id ", ids[i],
                                 " at position ", i, ", outside this rank's columns [",
                                 begin, ", ", begin + n_owned, ")");
-        if (stamp_[std::size_t(c)] == epoch_)
+        if (stamp[c] == generation)
           detail::throw_invalid("argument 'cols' holds column id ", ids[i],
                                 " twice (the second at position ", i, ")");
-        stamp_[std::size_t(c)] = epoch_;
+        stamp[c] = generation;
         local[i] = Ordinal(c);
       }
     });
@@ -352,8 +352,6 @@ private:
   LocalArm ghost_arm_;
   // The default instance, made once: on Kokkos 4 making one allocates.
   typename memory_space::execution_space default_space_;
-  std::vector<std::uint32_t> stamp_; // per owned column: last step that named it
-  std::uint32_t epoch_ = 0;
   detail::PlannedBuffer<Ordinal, memory_space> owned_ids_;
   detail::PlannedBuffer<Ordinal, memory_space> ghost_ids_;
   Kokkos::View<Scalar **, Kokkos::LayoutRight, memory_space> ghost_dx_;
