@@ -80,16 +80,30 @@ class Hst(CMakePackage, CudaPackage, ROCmPackage):
     # kokkos-kernels has no ROCm variant; it follows the Kokkos it is built on.
     for arch in ROCmPackage.amdgpu_targets:
         depends_on(f"kokkos+rocm amdgpu_target={arch}", when=f"+rocm amdgpu_target={arch}")
-    conflicts("+cuda", when="cuda_arch=none")
-    conflicts("+rocm", when="amdgpu_target=none")
+    conflicts("+cuda", when="cuda_arch=none", msg="+cuda needs a cuda_arch (e.g. cuda_arch=90)")
+    conflicts(
+        "+rocm", when="amdgpu_target=none", msg="+rocm needs an amdgpu_target (e.g. gfx90a)"
+    )
+    # Spack's kokkos recipe refuses, at install time, a CUDA build without its
+    # nvcc_wrapper unless the compiler is Clang or CMake's CUDA language is on;
+    # left free, the solver swaps the whole tree to Clang instead. Asked for
+    # here, so that `spack install hst+cuda` builds with the usual compilers.
+    requires(
+        "^kokkos+wrapper",
+        "^kokkos+cmake_lang",
+        policy="one_of",
+        when="+cuda",
+        msg="+cuda needs ^kokkos+wrapper (nvcc_wrapper) or ^kokkos+cmake_lang",
+    )
     conflicts("+cuda", when="+rocm", msg="Kokkos builds for CUDA or for ROCm, not both")
 
     # The core library uses no device lambdas; the Tpetra adapter and the
     # benchmarks do (KOKKOS_LAMBDA), and so do the examples, which are built
     # with the tests (checked in cmake_args) and by `spack test run`.
     # Kokkos 5 always enables them.
-    requires("^kokkos+cuda_lambda", when="+cuda+tpetra ^kokkos@:4")
-    requires("^kokkos+cuda_lambda", when="+cuda+benchmarks ^kokkos@:4")
+    lambdas = "the Tpetra adapter and the benchmarks use device lambdas: ^kokkos+cuda_lambda"
+    requires("^kokkos+cuda_lambda", when="+cuda+tpetra ^kokkos@:4", msg=lambdas)
+    requires("^kokkos+cuda_lambda", when="+cuda+benchmarks ^kokkos@:4", msg=lambdas)
 
     depends_on("mpi", when="+mpi")
 
