@@ -174,11 +174,13 @@ struct AdaptiveOptions
   /// their work, the entries of A[:, S] summed over those steps (sums, not
   /// a median, so that compiles inside them are charged). Round 1 measures
   /// one step per arm; only arms within `cut_ratio` of the best get the rest.
-  /// >= 1. The default, 2, did better
-  /// than 3 and 4 over the quick suite's 120 cases: each measured step of a
-  /// slower arm is paid on the caller's steps, and on 200-step runs that
-  /// outweighed the noisier mean.
-  int measure_steps = 2;
+  /// >= 1. The default, 1: each measured step of a slower arm is paid on
+  /// the caller's steps. On an idle machine (2026-12-04), `hst-sweep
+  /// --microsecond --rho 0.002,0.25` (168 cases of 200 microsecond-scale
+  /// steps) put the session within 0.9x of the best arm in 150 and 154 of
+  /// 168 cases with 1 against 138 with 2; the quick suite read 106 and 107
+  /// of 120 (1 and 2). Earlier, 2 had done better than 3 and 4 there.
+  int measure_steps = 1;
   /// An arm is abandoned when it is clearly worse: after round 1 when its
   /// cost (time per entry) is more than cut_ratio times the lowest, and in
   /// round 2 as soon as its cost so far exceeds cut_ratio times the lowest
