@@ -17,7 +17,9 @@
 # thread (concurrency 1 on Serial runs every step on the calling thread), and
 # atomics only matter on a device; a fault there cannot fail a Serial suite.
 # (The row ranges the threads split a step by are covered: tstArms tests the
-# split itself.)
+# split itself. A part of the exact-set compile dropping its last row fails 5
+# tstArms tests on OpenMP at 2 threads, checked by hand; on Serial the compile
+# runs as one part, which walks every entry.)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
@@ -37,7 +39,6 @@ mutants=(
   "scatter-wrong-row|src/hst/detail/ScatterApply.hpp|0,/add_scaled<false>(y, row(p), val(p), x);/s//add_scaled<false>(y, row(col_ptr(c)), val(p), x);/|scatter kernel adds a column's entries to its first row|tstArms"
   "piece-length-minus-one|src/hst/ScheduledArm.hpp|s/std::int32_t(segment_ptr\[segment + 1\] - begin);/std::int32_t(segment_ptr[segment + 1] - begin - 1);/|ScheduledArm pieces one entry short|tstArms"
   "skipped-retire|src/hst/ScheduledArm.hpp|s/^      retire_unused();    \/\/ spares/      (void)0; \/\/ mutant: no retire_unused(); spares/|ScheduledArm never retires unused tiles|tstArms"
-  "exact-set-part-drops-last-row|src/hst/ExactSetArm.hpp|s/parts\[t\].hi = ranges.end(t);/parts[t].hi = ranges.end(t) - 1;/|exact-set compile leaves out the last row of each part|tstArms"
   "exact-set-skips-last-column|src/hst/ExactSetArm.hpp|s/for (std::size_t i = 0; i < k; ++i)/for (std::size_t i = 0; i + 1 < k; ++i)/|exact-set compile leaves out the last column|tstArms"
   "row-ranges-density-never-ends|src/hst/detail/RowRanges.hpp|s/    step\[b1 + 1\] -= per_bin;/    (void)0;/|row ranges weigh each column's entries over every later bin too|tstArms"
   "mm-skew-sign|src/hst/io/MatrixMarket.hpp|s/skew_symmetric ? -value : value;/skew_symmetric ? value : value;/|Matrix Market reader mirrors skew-symmetric entries without the sign|tstMatrixMarket"

@@ -133,21 +133,16 @@ private:
                  Kokkos::MemoryTraits<Kokkos::Unmanaged>> const csc_row(csc_row_data,
                                                                         csc.row.size());
     Scalar const *const csc_val = csc.val.data();
-    auto const touched =
-        detail::touched_rows(col_ptr, csc_row_data, cols, k, this->op_->n_rows);
-    std::size_t const entries = touched.entries;
+    std::size_t entries = 0;
+    for (Ordinal const *c = cols; c != cols + k; ++c)
+      entries += col_ptr[*c + 1] - col_ptr[*c];
     if (entries > std::size_t(std::numeric_limits<std::int32_t>::max()))
       detail::throw_invalid(name, ": argument 'cols' selects ", entries,
                             " entries, more than the 2^31 - 1 an exact-set list "
                             "holds");
     auto const &host = compile_space(space);
-    auto const ranges = detail::split_by_entries(
-        touched, col_ptr, csc_row_data, cols, k,
-        detail::run_inline(host, std::int64_t(entries) * this->width_,
-                           this->op_->options.min_parallel_work)
-            ? 1
-            : kokkos_ext::concurrency(host));
-    int const n_parts = ranges.parts;
+    bool const one_part = detail::run_inline(host, std::int64_t(entries) * this->width_,
+                                             this->op_->options.min_parallel_work);
     std::size_t const max_rows = std::min(entries, std::size_t(this->op_->n_rows));
     Layout const layout(entries, max_rows);
     list_.reserve(layout.end);
@@ -163,13 +158,24 @@ private:
     auto *const position = reinterpret_cast<std::int32_t *>(base + layout.position);
     auto *const value = reinterpret_cast<Scalar *>(base + layout.value);
 
-    parts_.resize(std::size_t(n_parts));
-    Part *const parts = parts_.data();
-    for (int t = 0; t < n_parts; ++t)
+    // Several parts: the touched rows' ranges (one part needs none: it walks
+    // every entry).
+    parts_.resize(1);
+    if (!one_part)
     {
-      parts[t].lo = ranges.begin(t);
-      parts[t].hi = ranges.end(t);
+      auto const ranges = detail::split_by_entries(
+          detail::touched_rows(col_ptr, csc_row_data, cols, k, this->op_->n_rows),
+          col_ptr, csc_row_data, cols, k, kokkos_ext::concurrency(host));
+      parts_.resize(std::size_t(ranges.parts));
+      Part *const parts = parts_.data();
+      for (int t = 0; t < ranges.parts; ++t)
+      {
+        parts[t].lo = ranges.begin(t);
+        parts[t].hi = ranges.end(t);
+      }
     }
+    int const n_parts = int(parts_.size());
+    Part *const parts = parts_.data();
     // 1. Each part's segments and entries (one part: every column, all of
     // its entries).
     parts[0].entries = entries;
@@ -198,12 +204,7 @@ private:
     auto const for_entries_in = [&](int t, auto &&walk) {
       if (n_parts == 1)
         for (std::size_t i = 0; i < k; ++i)
-        {
-          std::size_t begin = col_ptr[cols[i]];
-          std::size_t end = col_ptr[cols[i] + 1];
-          if (detail::clip_to_rows(csc_row, begin, end, parts[t].lo, parts[t].hi))
-            walk(i, begin, end);
-        }
+          walk(i, col_ptr[cols[i]], col_ptr[cols[i] + 1]);
       else
       {
         Segment const *const segment = segments_.data() + std::size_t(t) * k;
