@@ -199,6 +199,34 @@ void expect_tiles_rebuild_the_matrix(Triplets const &t,
 
   EXPECT_EQ(misplaced, 0u) << "entries outside their tile's row block";
 
+  // Each column's list of nonempty segments (segment_tile_ptr, segment_tile):
+  // exactly the tiles of its column tile where its segment holds entries,
+  // ascending, so that a walk of the list skips nothing and visits no empty
+  // segment.
+  ASSERT_EQ(data.segment_tile_ptr.size(), std::size_t(t.n_cols) + 1);
+  ASSERT_EQ(data.segment_tile_ptr.front(), 0u);
+  for (Ordinal c = 0; c < t.n_cols; ++c)
+  {
+    auto const T = data.column_tile[c];
+    auto const j = data.column_in_tile[c];
+    auto const position = std::size_t(T) * width + j;
+    std::vector<std::int32_t> nonempty;
+    for (auto p = data.tile_ptr[T]; p < data.tile_ptr[T + 1]; ++p)
+      if (segment_ptr(std::size_t(p) * width + j) !=
+          segment_ptr(std::size_t(p) * width + j + 1))
+        nonempty.push_back(p);
+    auto const begin = data.segment_tile_ptr[position];
+    auto const end = data.segment_tile_ptr[position + 1];
+    ASSERT_LE(begin, end) << "column " << c;
+    ASSERT_LE(end, data.segment_tile.size());
+    std::vector<std::int32_t> const listed(
+        data.segment_tile.begin() + std::ptrdiff_t(begin),
+        data.segment_tile.begin() + std::ptrdiff_t(end));
+    ASSERT_EQ(listed, nonempty)
+        << "column " << c << " (column tile " << T << ", place " << j << ")";
+  }
+  ASSERT_EQ(data.segment_tile_ptr.back(), data.segment_tile.size());
+
   std::vector<Entry> expected;
   for (Ordinal r = 0; r < t.n_rows; ++r)
     for (auto const &[c, v] : t.rows[r])

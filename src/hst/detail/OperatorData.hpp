@@ -46,6 +46,10 @@ struct OperatorData
   // tile * tile_width + j -> first entry of column j in that tile (host: the
   // scheduled arm plans its per-step segment list from it).
   Kokkos::View<std::size_t *, Kokkos::HostSpace> segment_ptr;
+  // locality position T * tile + j -> the tiles where column j of column
+  // tile T has entries (see HostTileIndex): a re-plan walks these alone.
+  std::vector<std::size_t> segment_tile_ptr;
+  std::vector<std::int32_t> segment_tile;
   Kokkos::View<Ordinal *, MemorySpace> tile_row;
   Kokkos::View<Scalar *, MemorySpace> tile_val;
   TileStats stats;
@@ -118,6 +122,8 @@ struct OperatorData
     tile_row_block = std::move(index.tile_row_block);
     n_row_blocks = index.n_row_blocks;
     segment_ptr = index.segment_ptr;
+    segment_tile_ptr = std::move(index.segment_tile_ptr);
+    segment_tile = std::move(index.segment_tile);
     tile_row = to_memory_space<MemorySpace>(space, index.row);
     tile_val = to_memory_space<MemorySpace>(space, index.val);
     stats = index.stats;

@@ -216,7 +216,13 @@ struct HostTileIndex
   std::vector<std::int32_t> tile_ptr;       // column tile -> its first tile
   std::vector<std::int32_t> tile_row_block; // tile -> row block
   Kokkos::View<std::size_t *, Kokkos::HostSpace>
-      segment_ptr;                                // tile * tile_width + j -> first entry
+      segment_ptr; // tile * tile_width + j -> first entry
+  // The nonempty segments of each column, by locality position T * tile + j:
+  // the tiles q whose segment q * tile_width + j holds entries, ascending,
+  // are segment_tile[segment_tile_ptr[T * tile + j] .. [.. + 1]). A column's
+  // walk visits these alone, not every tile of its column tile.
+  std::vector<std::size_t> segment_tile_ptr;
+  std::vector<std::int32_t> segment_tile;
   Kokkos::View<Ordinal *, Kokkos::HostSpace> row; // caller's row id
   Kokkos::View<Scalar *, Kokkos::HostSpace> val;
   std::int32_t n_row_blocks = 0;
@@ -258,8 +264,11 @@ build_tile_index(Ordinal n_rows, Ordinal n_cols, HostCsc<Scalar, Ordinal> const 
   std::vector<std::size_t> segment_ptr;
   segment_ptr.reserve(std::size_t(n_col_tiles) * width + 1);
 
+  index.segment_tile_ptr.assign(std::size_t(n_cols) + 1, 0);
   // (row block, j, csc position) for the entries of one column tile.
   std::vector<std::tuple<std::int32_t, std::int32_t, std::size_t>> entries;
+  // the nonempty tiles of each column j of one column tile
+  std::vector<std::vector<std::int32_t>> column_tiles(static_cast<std::size_t>(width));
   std::size_t out = 0;
   for (std::int64_t t = 0; t < n_col_tiles; ++t)
   {
@@ -292,11 +301,21 @@ build_tile_index(Ordinal n_rows, Ordinal n_cols, HostCsc<Scalar, Ordinal> const 
           empty = false;
         }
         index.stats.empty_segments += empty;
+        if (!empty)
+          column_tiles[std::size_t(j)].push_back(
+              std::int32_t(index.tile_row_block.size() - 1));
       }
     }
     if (std::int64_t(index.tile_row_block.size()) > max_id)
       throw too_large();
     index.tile_ptr[t + 1] = std::int32_t(index.tile_row_block.size());
+    for (int j = 0; j < width && t * width + j < n_cols; ++j)
+    {
+      auto &tiles = column_tiles[std::size_t(j)];
+      index.segment_tile.insert(index.segment_tile.end(), tiles.begin(), tiles.end());
+      index.segment_tile_ptr[std::size_t(t * width + j) + 1] = index.segment_tile.size();
+      tiles.clear();
+    }
   }
   segment_ptr.push_back(out);
   index.segment_ptr = Kokkos::View<std::size_t *, Kokkos::HostSpace>(
