@@ -539,9 +539,11 @@ int run(Options const &o)
               time_pass([&](std::size_t t) {
                 session.apply_cols(space, staged[t].cols, staged[t].dx, y);
               });
-              arm_traffic(session.scatter().stats().changes_received +
-                          session.exact_set().stats().changes_received +
-                          session.scheduled().stats().changes_received);
+              auto received = [](auto const *arm) {
+                return arm ? arm->stats().changes_received : 0; // never run
+              };
+              arm_traffic(received(session.scatter()) + received(session.exact_set()) +
+                          received(session.scheduled()));
               if (round == o.rounds - 1)
               {
                 std::ostringstream text;

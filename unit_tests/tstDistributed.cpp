@@ -410,6 +410,18 @@ TYPED_TEST(Distributed, bad_input_on_one_rank_throws_on_every_rank)
   strict.strict = true;
   expect_invalid([&] { (void)op.session(to_view<memory_space>(good), 2, strict); },
                  {"on rank 0", "'options.strict'"});
+  // The adaptive session checks the scheduled arm's options when it is made,
+  // not at the step that first runs that arm.
+  hst::DistributedAdaptiveOptions adaptive_retire;
+  adaptive_retire.session = retire;
+  expect_invalid(
+      [&] { (void)op.adaptive(to_view<memory_space>(good), 2, adaptive_retire); },
+      {rank_text, "'options.session.retire_after'"});
+  hst::DistributedAdaptiveOptions adaptive_strict;
+  adaptive_strict.session = strict;
+  expect_invalid(
+      [&] { (void)op.adaptive(to_view<memory_space>(good), 2, adaptive_strict); },
+      {"on rank 0", "'options.session.strict'"});
   // More columns than the rank owns (one repeats).
   with_arm(op, Kind::scatter, to_view<typename ExecutionSpace::memory_space>(good), width,
            [&](auto &arm) {
@@ -434,6 +446,17 @@ TYPED_TEST(Distributed, bad_input_on_one_rank_throws_on_every_rank)
     outside.clear();
   expect_invalid([&] { (void)op.session(to_view<memory_space>(outside), 2); },
                  {rank_text, "'expected_owned_cols'"});
+  expect_invalid([&] { (void)op.adaptive(to_view<memory_space>(outside), 2); },
+                 {rank_text, "'expected_owned_cols'"});
+  // Expected columns with a repeat on one rank (found with the local
+  // operator's column stamps).
+  std::vector<Ordinal> twice = good;
+  if (rank == bad)
+    twice.push_back(good.front());
+  expect_invalid([&] { (void)op.adaptive(to_view<memory_space>(twice), 2); },
+                 {rank_text, "'expected_owned_cols'", "twice"});
+  expect_invalid([&] { (void)op.session(to_view<memory_space>(twice), 2); },
+                 {rank_text, "'expected_owned_cols'", "twice"});
 }
 
 TYPED_TEST(Distributed, bad_construction_on_one_rank_throws_on_every_rank)
@@ -574,6 +597,54 @@ TYPED_TEST(Distributed, adaptive_decisions_are_identical_on_every_rank)
   text << session.report();
   EXPECT_GE(session.report().decisions.size(), 2u) << text.str();
   EXPECT_TRUE(same_on_every_rank(text.str())) << text.str();
+}
+
+// Making the session makes no arm; each is made, on every rank, at the
+// first step that runs it, and an arm the probe never runs is never made.
+TYPED_TEST(Distributed, adaptive_makes_each_arm_at_its_first_step)
+{
+  using ExecutionSpace = TypeParam;
+  using memory_space = typename ExecutionSpace::memory_space;
+  auto const A = wl::grid_2d<Scalar, Ordinal>(12, 12);
+  auto const p = hst::BlockPartition::uniform(A.n_rows, MPI_COMM_WORLD);
+  DOperator<ExecutionSpace> op(MPI_COMM_WORLD, local_rows<ExecutionSpace>(A, p), p, p);
+  auto const global = to_matrix<ExecutionSpace>(A);
+  wl::WorkloadOptions w;
+  w.churn = 0.2;
+  w.width = 2;
+  wl::Workload<Scalar, Ordinal> workload(global, w);
+  hst::DistributedAdaptiveOptions options;
+  options.arms = {hst::Arm::scheduled, hst::Arm::scatter}; // never the exact set
+  options.warmup_steps = 1;
+  options.measure_steps = 1;
+  auto const first = owned_changes(workload.columns(), workload.dx(), 2, p);
+  auto session = op.adaptive(to_view<memory_space>(first.cols), 2, options);
+  EXPECT_EQ(session.scheduled(), nullptr);
+  EXPECT_EQ(session.exact_set(), nullptr);
+  EXPECT_EQ(session.scatter(), nullptr);
+  Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y(
+      "y", std::size_t(p.local_size(world_rank())), 2);
+  Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y_scatter(
+      "y_scatter", std::size_t(p.local_size(world_rank())), 2);
+  auto reference = op.scatter(2);
+  for (int step = 0; step < 8; ++step, workload.advance())
+  {
+    auto const owned = owned_changes(workload.columns(), workload.dx(), 2, p);
+    auto const cols = to_view<memory_space>(owned.cols);
+    auto const dx =
+        to_matrix_view<Kokkos::LayoutLeft, memory_space>(owned.dx, owned.cols.size(), 2);
+    session.apply_cols(cols, dx, y);
+    reference.apply_cols(cols, dx, y_scatter);
+    // Probe order: scheduled (warm-up, measured), then scatter.
+    EXPECT_NE(session.scheduled(), nullptr) << "step " << step;
+    EXPECT_EQ(session.scatter() != nullptr, step >= 2) << "step " << step;
+    EXPECT_EQ(session.exact_set(), nullptr) << "step " << step;
+  }
+  // The arm ran the steps the report gives it (2 probe steps, more if chosen).
+  EXPECT_EQ(session.scheduled()->stats().steps,
+            session.report().arm_steps[std::size_t(hst::Arm::scheduled)]);
+  EXPECT_GE(session.scheduled()->stats().steps, 2);
+  EXPECT_LE(relative_error(to_host_rows(y), to_host_rows(y_scatter)), 1e-13);
 }
 
 // Steady-state distributed steps allocate nothing: no Kokkos allocation, no

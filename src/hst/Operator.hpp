@@ -238,6 +238,9 @@ public:
   }
 
 private:
+  // Checks a rank's expected columns with this operator's column stamps.
+  template <class, class, class>
+  friend class DistributedOperator;
   using data_type = detail::OperatorData<Scalar, Ordinal, MemorySpace>;
   std::shared_ptr<data_type const> data_;
 };

@@ -19,6 +19,13 @@
 // collectives and writes the same report. The decisions are made by
 // detail::LockstepPolicy.
 //
+// Making the session (issue 14) checks the options and the expected columns
+// and keeps the columns' local ids; each arm is made at the first step that
+// runs it, before that step's clock is read, on every rank at the same step
+// (the scheduled one then exchanges the expected ids with the neighbours,
+// compiles for them and plans them), so an arm the probe never reaches is
+// never made and nothing of the operator's size is allocated or visited.
+//
 // Differences from the single-rank AdaptiveSession, on purpose: costs are
 // per step (the slowest rank's), not per entry, since the entries of a step
 // differ by rank and the slowest rank sets the pace; there is no cut after
@@ -40,8 +47,10 @@
 #include <iomanip>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <sstream>
+#include <vector>
 
 namespace hst
 {
@@ -87,16 +96,15 @@ public:
   using ordinal_type = Ordinal;
   using data_type = detail::DistributedData<Scalar, Ordinal, MemorySpace>;
 
-  DistributedAdaptiveSession(
-      std::shared_ptr<data_type const> data,
-      DistributedArm<ScheduledArm<Scalar, Ordinal, MemorySpace>> scheduled,
-      DistributedArm<ExactSetArm<Scalar, Ordinal, MemorySpace>> exact_set,
-      DistributedArm<ScatterArm<Scalar, Ordinal, MemorySpace>> scatter,
-      DistributedAdaptiveOptions const &options)
+  /// Collective. `expected_owned` are local ids of owned columns, checked
+  /// (distinct, in [0, n_owned)); `width` agrees across ranks.
+  DistributedAdaptiveSession(std::shared_ptr<data_type const> data,
+                             std::vector<Ordinal> expected_owned, int width,
+                             DistributedAdaptiveOptions const &options)
       : data_(std::move(data))
-      , scheduled_(std::move(scheduled))
-      , exact_set_(std::move(exact_set))
-      , scatter_(std::move(scatter))
+      , expected_owned_(std::move(expected_owned))
+      , width_(width)
+      , session_options_(options.session)
       , clock_(options.clock)
       , policy_(options)
   {
@@ -114,7 +122,7 @@ public:
     });
   }
 
-  int width() const { return scatter_.width(); }
+  int width() const { return width_; }
 
   /// Collective: y_local += A[rows of this rank, cols] * dx, by the arm the
   /// ranks agreed on for this step; as DistributedArm::apply_cols.
@@ -122,6 +130,7 @@ public:
   void apply_cols(ExecutionSpace const &space, Cols const &cols, Dx const &dx, Y const &y)
   {
     auto const step = policy_.plan();
+    make(step.arm, space); // on every rank at the same step: it may exchange ids
     double seconds = 0;
     if (step.timed)
     {
@@ -154,20 +163,57 @@ public:
   /// rank before the same step.
   void reprobe() { policy_.reprobe(); }
 
-  DistributedArm<ScheduledArm<Scalar, Ordinal, MemorySpace>> const &scheduled() const
+  /// The held arms, or nullptr for an arm not run yet (never made).
+  DistributedArm<ScheduledArm<Scalar, Ordinal, MemorySpace>> const *scheduled() const
   {
-    return scheduled_;
+    return scheduled_ ? &*scheduled_ : nullptr;
   }
-  DistributedArm<ExactSetArm<Scalar, Ordinal, MemorySpace>> const &exact_set() const
+  DistributedArm<ExactSetArm<Scalar, Ordinal, MemorySpace>> const *exact_set() const
   {
-    return exact_set_;
+    return exact_set_ ? &*exact_set_ : nullptr;
   }
-  DistributedArm<ScatterArm<Scalar, Ordinal, MemorySpace>> const &scatter() const
+  DistributedArm<ScatterArm<Scalar, Ordinal, MemorySpace>> const *scatter() const
   {
-    return scatter_;
+    return scatter_ ? &*scatter_ : nullptr;
   }
 
 private:
+  // Collective when it makes the scheduled arm (the ghost ids come from the
+  // neighbours); every rank calls it with the same arm at the same step.
+  template <class ExecutionSpace>
+  void make(Arm arm, ExecutionSpace const &space)
+  {
+    auto const &local = data_->local;
+    switch (arm)
+    {
+    case Arm::scheduled:
+      if (!scheduled_)
+      {
+        auto const ghost = data_->exchange_ids(expected_owned_);
+        scheduled_.emplace(
+            data_, width_,
+            local.session(space, host_view(expected_owned_), width_, session_options_),
+            local.session(space, host_view(ghost), width_, session_options_));
+      }
+      return;
+    case Arm::exact_set:
+      if (!exact_set_)
+        exact_set_.emplace(data_, width_, local.baseline(width_), local.baseline(width_));
+      return;
+    case Arm::scatter:
+      if (!scatter_)
+        scatter_.emplace(data_, width_, local.scatter(width_), local.scatter(width_));
+      return;
+    }
+  }
+
+  using HostIds =
+      Kokkos::View<Ordinal const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+  static HostIds host_view(std::vector<Ordinal> const &v)
+  {
+    return HostIds(v.data(), v.size());
+  }
+
   template <class ExecutionSpace, class Cols, class Dx, class Y>
   void run(Arm arm, ExecutionSpace const &space, Cols const &cols, Dx const &dx,
            Y const &y)
@@ -175,21 +221,24 @@ private:
     switch (arm)
     {
     case Arm::scheduled:
-      scheduled_.apply_cols(space, cols, dx, y);
+      scheduled_->apply_cols(space, cols, dx, y);
       return;
     case Arm::exact_set:
-      exact_set_.apply_cols(space, cols, dx, y);
+      exact_set_->apply_cols(space, cols, dx, y);
       return;
     case Arm::scatter:
-      scatter_.apply_cols(space, cols, dx, y);
+      scatter_->apply_cols(space, cols, dx, y);
       return;
     }
   }
 
   std::shared_ptr<data_type const> data_;
-  DistributedArm<ScheduledArm<Scalar, Ordinal, MemorySpace>> scheduled_;
-  DistributedArm<ExactSetArm<Scalar, Ordinal, MemorySpace>> exact_set_;
-  DistributedArm<ScatterArm<Scalar, Ordinal, MemorySpace>> scatter_;
+  std::vector<Ordinal> expected_owned_; // local ids, checked
+  int width_;
+  SessionOptions session_options_;
+  std::optional<DistributedArm<ScheduledArm<Scalar, Ordinal, MemorySpace>>> scheduled_;
+  std::optional<DistributedArm<ExactSetArm<Scalar, Ordinal, MemorySpace>>> exact_set_;
+  std::optional<DistributedArm<ScatterArm<Scalar, Ordinal, MemorySpace>>> scatter_;
   std::function<double()> clock_;
   detail::LockstepPolicy policy_;
   // The default instance, made once: on Kokkos 4 making one allocates.

@@ -15,9 +15,11 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace hst
@@ -164,20 +166,30 @@ public:
 
   /// Collective. Adaptive session over the three distributed arms for batch
   /// width B (the same on every rank); the ranks probe in lockstep and agree
-  /// on the arm (see DistributedAdaptiveSession.hpp).
+  /// on the arm (see DistributedAdaptiveSession.hpp). Checks the options
+  /// and the expected columns (as session() does) and makes no arm: each is
+  /// made, on every rank, at the first step that runs it.
   template <class ExecutionSpace, class Cols>
   DistributedAdaptiveSession<Scalar, Ordinal, MemorySpace>
-  adaptive(ExecutionSpace const &space, Cols const &expected_owned_cols, int B = 8,
-           DistributedAdaptiveOptions const &options = {}) const
+  adaptive([[maybe_unused]] ExecutionSpace const &space, Cols const &expected_owned_cols,
+           int B = 8, DistributedAdaptiveOptions const &options = {}) const
   {
     char const *where = "hst::DistributedOperator::adaptive";
-    detail::agree_on(data_->comm, where, [&] { detail::check_options(options); });
-    // Collectives in a fixed order (not as arguments, whose order is unspecified).
-    auto scheduled = session(space, expected_owned_cols, B, options.session);
-    auto exact_set = baseline(B);
-    auto direct = scatter(B);
+    detail::agree_on(data_->comm, where, [&] {
+      detail::check_options(options);
+      // The scheduled arm, made at its first step, must not throw then.
+      if (options.session.retire_after <= 0)
+        detail::throw_invalid("argument 'options.session.retire_after' must be positive, "
+                              "got ",
+                              options.session.retire_after);
+      if (options.session.strict)
+        detail::throw_invalid("argument 'options.session.strict' must be false for a "
+                              "distributed session, got true");
+    });
+    // The arms are made at their first steps, on those steps' instances (see
+    // DistributedAdaptiveSession.hpp).
     return DistributedAdaptiveSession<Scalar, Ordinal, MemorySpace>(
-        data_, std::move(scheduled), std::move(exact_set), std::move(direct), options);
+        data_, expected_local_ids(where, expected_owned_cols, B), B, options);
   }
 
   template <class Cols>
@@ -222,7 +234,11 @@ private:
     auto const host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, expected);
     std::vector<Ordinal> local(host.extent(0));
     detail::agree_on(data_->comm, where, [&] {
-      std::vector<char> seen(std::size_t(data_->n_owned), 0);
+      // Duplicates by the local operator's column stamps: O(k), nothing of
+      // the operator's size allocated or cleared.
+      auto const lease = data_->local.data_->scratch->acquire();
+      std::uint32_t const generation = lease->new_column_generation();
+      std::uint32_t *const stamp = lease->column_stamp();
       for (std::size_t i = 0; i < local.size(); ++i)
       {
         std::int64_t const c = std::int64_t(host(i)) - data_->col_begin;
@@ -231,10 +247,9 @@ private:
                                 host(i), " at position ", i,
                                 ", outside this rank's columns [", data_->col_begin, ", ",
                                 data_->col_begin + data_->n_owned, ")");
-        if (seen[std::size_t(c)])
+        if (std::exchange(stamp[std::size_t(c)], generation) == generation)
           detail::throw_invalid("argument 'expected_owned_cols' holds column id ",
                                 host(i), " twice (the second at position ", i, ")");
-        seen[std::size_t(c)] = 1;
         local[i] = Ordinal(c);
       }
     });
