@@ -647,6 +647,43 @@ TYPED_TEST(Distributed, adaptive_makes_each_arm_at_its_first_step)
   EXPECT_LE(relative_error(to_host_rows(y), to_host_rows(y_scatter)), 1e-13);
 }
 
+// Making a distributed adaptive session allocates the same bytes (heap,
+// with no Kokkos tool attached, and Kokkos) on two operators of 16x
+// different size with the same expected columns per rank: the first 8 of
+// each rank's range (issue 14; the arms, whose exchange buffers grow with
+// the partition's interface, are made at their first steps).
+TYPED_TEST(Distributed, making_an_adaptive_session_allocates_nothing_of_the_operator_size)
+{
+  using ExecutionSpace = TypeParam;
+  using memory_space = typename ExecutionSpace::memory_space;
+  ExecutionSpace space;
+  auto made = [&](Ordinal nx) {
+    auto const A = wl::grid_2d<Scalar, Ordinal>(nx, nx);
+    auto const p = hst::BlockPartition::uniform(A.n_rows, MPI_COMM_WORLD);
+    DOperator<ExecutionSpace> op(space, MPI_COMM_WORLD, local_rows<ExecutionSpace>(A, p),
+                                 p, p);
+    auto expected = range_of(p, world_rank());
+    expected.resize(8);
+    auto const ids = to_view<memory_space>(expected);
+    std::pair<long, long> bytes;
+    {
+      HeapWatch watch;
+      EXPECT_FALSE(watch.tools_loaded());
+      auto session = op.adaptive(space, ids, 8);
+      bytes.first = HeapWatch::heap_bytes();
+    }
+    {
+      AllocationWatch watch;
+      auto session = op.adaptive(space, ids, 8);
+      bytes.second = AllocationWatch::kokkos_bytes();
+    }
+    return bytes;
+  };
+  auto const small = made(100), large = made(400); // 1e4 and 1.6e5 columns
+  EXPECT_EQ(small.first, large.first) << "heap bytes";
+  EXPECT_EQ(small.second, large.second) << "Kokkos bytes";
+}
+
 // Steady-state distributed steps allocate nothing: no Kokkos allocation, no
 // operator new, on any rank.
 TYPED_TEST(Distributed, steady_state_steps_allocate_nothing)
