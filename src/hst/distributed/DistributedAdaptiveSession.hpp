@@ -50,6 +50,7 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 namespace hst
@@ -189,11 +190,9 @@ private:
     case Arm::scheduled:
       if (!scheduled_)
       {
-        auto const ghost = data_->exchange_ids(expected_owned_);
-        scheduled_.emplace(
-            data_, width_,
-            local.session(space, host_view(expected_owned_), width_, session_options_),
-            local.session(space, host_view(ghost), width_, session_options_));
+        auto [owned, ghost] =
+            data_->local_sessions(space, expected_owned_, width_, session_options_);
+        scheduled_.emplace(data_, width_, std::move(owned), std::move(ghost));
       }
       return;
     case Arm::exact_set:
@@ -205,13 +204,6 @@ private:
         scatter_.emplace(data_, width_, local.scatter(width_), local.scatter(width_));
       return;
     }
-  }
-
-  using HostIds =
-      Kokkos::View<Ordinal const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
-  static HostIds host_view(std::vector<Ordinal> const &v)
-  {
-    return HostIds(v.data(), v.size());
   }
 
   template <class ExecutionSpace, class Cols, class Dx, class Y>

@@ -124,21 +124,11 @@ public:
           SessionOptions const &options = {}) const
   {
     char const *where = "hst::DistributedOperator::session";
-    detail::agree_on(data_->comm, where, [&] {
-      if (options.retire_after <= 0)
-        detail::throw_invalid("argument 'options.retire_after' must be positive, got ",
-                              options.retire_after);
-      // The ghost arm's set is other ranks' changes: a strict schedule would
-      // reject them on this rank alone.
-      if (options.strict)
-        detail::throw_invalid("argument 'options.strict' must be false for a distributed "
-                              "session, got true");
-    });
-    auto const owned = expected_local_ids(where, expected_owned_cols, B);
-    auto const ghost = data_->exchange_ids(owned);
-    auto const &local = data_->local;
-    return {data_, B, local.session(space, host_view(owned), B, options),
-            local.session(space, host_view(ghost), B, options)};
+    detail::agree_on(data_->comm, where,
+                     [&] { check_session_options(options, "options"); });
+    auto [owned, ghost] = data_->local_sessions(
+        space, expected_local_ids(where, expected_owned_cols, B), B, options);
+    return {data_, B, std::move(owned), std::move(ghost)};
   }
 
   template <class Cols>
@@ -178,13 +168,7 @@ public:
     detail::agree_on(data_->comm, where, [&] {
       detail::check_options(options);
       // The scheduled arm, made at its first step, must not throw then.
-      if (options.session.retire_after <= 0)
-        detail::throw_invalid("argument 'options.session.retire_after' must be positive, "
-                              "got ",
-                              options.session.retire_after);
-      if (options.session.strict)
-        detail::throw_invalid("argument 'options.session.strict' must be false for a "
-                              "distributed session, got true");
+      check_session_options(options.session, "options.session");
     });
     // The arms are made at their first steps, on those steps' instances (see
     // DistributedAdaptiveSession.hpp).
@@ -256,11 +240,19 @@ private:
     return local;
   }
 
-  using HostIds =
-      Kokkos::View<Ordinal const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
-  static HostIds host_view(std::vector<Ordinal> const &v)
+  // Throws on options a distributed scheduled arm refuses; `argument` names
+  // them in the message.
+  static void check_session_options(SessionOptions const &options, char const *argument)
   {
-    return HostIds(v.data(), v.size());
+    if (options.retire_after <= 0)
+      detail::throw_invalid("argument '", argument,
+                            ".retire_after' must be positive, got ",
+                            options.retire_after);
+    // The ghost arm's set is other ranks' changes: a strict schedule would
+    // reject them on this rank alone.
+    if (options.strict)
+      detail::throw_invalid("argument '", argument,
+                            ".strict' must be false for a distributed session, got true");
   }
 
   std::shared_ptr<data_type const> data_;

@@ -19,6 +19,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hst::detail
@@ -86,6 +87,22 @@ struct DistributedData
   std::int64_t global_column(Ordinal c) const
   {
     return c < n_owned ? col_begin + c : ghosts[std::size_t(c - n_owned)];
+  }
+
+  // Collective (with the neighbours). The two local scheduled arms of a
+  // distributed one, for checked owned local ids `owned`: one planned for
+  // them, one for the ghost ids their changes reach on this rank.
+  template <class ExecutionSpace>
+  std::pair<ScheduledArm<Scalar, Ordinal, MemorySpace>,
+            ScheduledArm<Scalar, Ordinal, MemorySpace>>
+  local_sessions(ExecutionSpace const &space, std::vector<Ordinal> const &owned,
+                 int width, SessionOptions const &options) const
+  {
+    using HostIds =
+        Kokkos::View<Ordinal const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+    auto const ghost = exchange_ids(owned);
+    return {local.session(space, HostIds(owned.data(), owned.size()), width, options),
+            local.session(space, HostIds(ghost.data(), ghost.size()), width, options)};
   }
 
   // Collective. For each rank's owned local column ids `owned` (distinct),
