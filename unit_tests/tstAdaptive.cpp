@@ -158,10 +158,12 @@ hw::WorkloadOptions motion(hw::Motion m, std::uint64_t seed)
 // block, 3 measured steps per arm, cut at 2x. Settled: a decision at step D
 // times steps D + 1 + 32 j - 1 = D + 32 j (j >= 1), and the step after a
 // shifted sample; 2 samples in a row above 1.5x the arm's probe mean start a
-// re-probe.
+// re-probe. The scheduled arm is probed on frozen sets too: these tests have
+// the clock rank every arm (the deferral on a frozen set has its own tests).
 hst::AdaptiveOptions small_options()
 {
   hst::AdaptiveOptions o;
+  o.defer_scheduled = false;
   o.arms = {Arm::exact_set, Arm::scheduled, Arm::scatter};
   o.warmup_steps = 1;
   o.measure_steps = 3;
@@ -825,6 +827,128 @@ TYPED_TEST(Adaptive, exact_set_compile_rate_sees_a_frozen_set_start_to_move)
   EXPECT_LE(d.probe_start, std::int64_t(moves) +
                                (options.shift_windows + 1) * options.window_steps +
                                options.warmup_steps);
+}
+
+TYPED_TEST(Adaptive, frozen_set_defers_the_scheduled_arm_until_the_set_moves)
+{
+  using ExecutionSpace = TypeParam;
+  // Frozen for steps 0..36 (the drift, same seed, starts from the frozen
+  // set: its first move is at step 37), drift to step 95, then the last set
+  // again. The clock makes the scheduled arm the cheapest (1.0 us against
+  // 1.2 and 1.4): it still waits until the set moves.
+  auto const A = to_matrix<Kokkos::DefaultHostExecutionSpace>(grid());
+  hw::Workload<Scalar, Ordinal> frozen(A, motion(hw::Motion::frozen, 5));
+  hw::Workload<Scalar, Ordinal> drift(A, motion(hw::Motion::drift, 5));
+  ASSERT_EQ(frozen.columns(), drift.columns());
+  std::size_t const first_move = 37;
+  Steps s;
+  s.take(frozen, int(first_move) - 1);
+  s.take(drift, 60);
+  for (int i = 0; i < 40; ++i)
+  {
+    s.cols.push_back(s.cols.back());
+    s.dx.push_back(s.dx.back());
+  }
+  ASSERT_EQ(s.cols[first_move - 1], s.cols[0]);
+  ASSERT_NE(s.cols[first_move], s.cols[0]);
+  auto options = small_options();
+  options.defer_scheduled = true;
+  options.recheck_period = options.recheck_max_period = 1000;
+  Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.0, 1.2, 1.4));
+  std::vector<Arm> ran;
+  std::size_t const reprobe_at = 110;
+  h.run(s, 0, s.size(), [&](std::size_t i) {
+    if (i == 8)
+    {
+      EXPECT_EQ(h.session.scheduled(), nullptr) << "made, though deferred";
+    }
+    if (i == reprobe_at)
+      h.session.reprobe();
+    ran.push_back(h.session.running());
+  });
+  auto const &r = h.session.report();
+  SCOPED_TRACE(::testing::Message() << r);
+  ASSERT_EQ(r.decisions.size(), 3u);
+  Arm const X = Arm::exact_set, H = Arm::scheduled, C = Arm::scatter;
+
+  // Round 1: the scheduled arm goes behind the others, and after four steps
+  // on the same set it is deferred; round 2: 2 more measured steps each.
+  std::vector<Arm> const initial = {X, X, C, C, X, X, C, C};
+  EXPECT_EQ(std::vector<Arm>(ran.begin(), ran.begin() + 8), initial);
+  auto const &d0 = r.decisions[0];
+  EXPECT_EQ(d0.step, 8);
+  EXPECT_EQ(d0.chosen, X);
+  EXPECT_EQ(d0.measured_steps, (std::array<int, 3>{0, 3, 3}));
+  EXPECT_TRUE(std::isnan(d0.us_per_step[slot(H)]));
+  EXPECT_EQ(d0.reason, "initial probe; scheduled deferred (the same set on 4 steps)");
+
+  // Settled from step 8, sampled at 8 + 1 + 31 = 40: the first sample after
+  // the move sees another set and the re-probe starts at the next step. It
+  // weighs the scheduled arm against the incumbent only (the scatter arm
+  // lost to it at step 8). Its exact-set block (a warm-up on the new set, a
+  // measured step) sees the set move, so the scheduled arm runs in its
+  // turn, and wins.
+  auto const &d1 = r.decisions[1];
+  EXPECT_EQ(d1.probe_start, 41);
+  EXPECT_LE(d1.probe_start, std::int64_t(first_move) + options.sample_period);
+  EXPECT_EQ(d1.chosen, H);
+  EXPECT_EQ(d1.measured_steps, (std::array<int, 3>{3, 3, 0}));
+  EXPECT_EQ(d1.reason, "the set moved after a probe that deferred scheduled");
+  EXPECT_EQ(std::vector<Arm>(ran.begin() + 41, ran.begin() + 45),
+            (std::vector<Arm>{X, X, H, H}));
+
+  // On the frozen set again, the incumbent scheduled arm is compared, not
+  // deferred.
+  auto const &d2 = r.decisions[2];
+  EXPECT_EQ(d2.probe_start, std::int64_t(reprobe_at));
+  EXPECT_EQ(d2.chosen, H);
+  EXPECT_EQ(d2.measured_steps[slot(H)], 3);
+  EXPECT_EQ(d2.reason, "reprobe() requested");
+  EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+}
+
+TYPED_TEST(Adaptive, deferral_needs_the_set_seen_still_and_leaves_a_lone_arm)
+{
+  using ExecutionSpace = TypeParam;
+  auto options = small_options();
+  options.defer_scheduled = true;
+  Arm const X = Arm::exact_set, H = Arm::scheduled, C = Arm::scatter;
+  {
+    SCOPED_TRACE("drift: the set moves between the exact-set arm's two steps");
+    auto const s = one_motion(hw::Motion::drift, 40);
+    Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.0, 1.2, 1.4));
+    h.run(s, 0, s.size());
+    auto const &d = h.session.report().decisions.at(0);
+    EXPECT_EQ(d.chosen, H);
+    EXPECT_EQ(d.measured_steps, (std::array<int, 3>{3, 3, 3}));
+    EXPECT_EQ(d.reason, "initial probe");
+  }
+  {
+    SCOPED_TRACE("the scheduled arm alone runs, frozen or not");
+    auto o = options;
+    o.arms = {H};
+    auto const s = one_motion(hw::Motion::frozen, 10);
+    Harness<ExecutionSpace> h(s.cols[0], o, flat_prices(1.0, 1.2, 1.4));
+    h.run(s, 0, s.size());
+    auto const &d = h.session.report().decisions.at(0);
+    EXPECT_EQ(d.chosen, H);
+    EXPECT_EQ(d.measured_steps[slot(H)], 3);
+  }
+  {
+    SCOPED_TRACE("listed first, it goes behind the exact-set arm and is deferred");
+    auto o = options;
+    o.arms = {H, X};
+    auto const s = one_motion(hw::Motion::frozen, 10);
+    Harness<ExecutionSpace> h(s.cols[0], o, flat_prices(1.0, 1.2, 1.4));
+    std::vector<Arm> ran;
+    h.run(s, 0, s.size(), [&](std::size_t) { ran.push_back(h.session.running()); });
+    EXPECT_EQ(ran, std::vector<Arm>(s.size(), X));
+    auto const &d = h.session.report().decisions.at(0);
+    EXPECT_EQ(d.chosen, X);
+    EXPECT_EQ(d.reason, "initial probe; scheduled deferred (the same set on 2 steps)");
+    EXPECT_EQ(h.session.scheduled(), nullptr);
+  }
+  (void)C;
 }
 
 TYPED_TEST(Adaptive, one_shifted_window_does_not_start_a_probe)

@@ -43,6 +43,25 @@
 //    cheaper by more than switch_margin. So a clearly worse arm costs about
 //    one step (plus a warm-up step on a new set), close arms are compared
 //    on measure_steps steps each, and nothing depends on the operator.
+//    Deferral (AdaptiveOptions::defer_scheduled): every probe step compares
+//    its ids with the previous step's (O(k), probe steps only). Until the
+//    probe has seen the set move, the scheduled arm's round-1 block goes
+//    behind the other arms' (once), and when its turn comes on a set that
+//    has not moved over the probe's steps it is deferred: not run, not made,
+//    not chosen, unless it is the incumbent of a re-probe. Its gain is the
+//    re-plan of changed columns only; on a set that does not change it runs
+//    the same entries as the exact-set arm with a read-modify-write of y per
+//    entry instead of per row, and its making (the schedule of the expected
+//    columns) costs several steps: measured on the microsecond-steps sweep,
+//    a frozen set's best arm was the exact-set or scatter arm in 52 of 56
+//    cases and the scheduled arm within 1.3% in the rest, while its making
+//    and cold steps cost 5-12% of a 200-step run. A decision that deferred
+//    it watches the set: each step-time sample (below) compares its ids
+//    with the probe's last step's, and another set starts a re-probe
+//    (Trigger::moved) at the next step, within sample_period steps of the
+//    first move. That re-probe runs the scheduled arm and the incumbent
+//    only: the third arm lost to the incumbent at the last decision, and a
+//    rise of the incumbent's own cost is what the detectors below watch.
 //  - Settled. Each step is a switch on the chosen arm; the session adds no
 //    allocation and O(1) host work to the arm's own step, and no fence and
 //    no clock read except on sampled steps (below). Three things start a
@@ -469,6 +488,7 @@ private:
     shift,      // compile rate
     time_shift, // step time
     predicted,  // the cost model's ranking (AdaptiveOptions::model)
+    moved,      // the set moved after a probe that deferred the scheduled arm
   };
 
   // Makes `arm` if it was never made. The scheduled arm is compiled here for
@@ -606,10 +626,11 @@ private:
   {
     bool const sampled = report_.steps == sample_at_;
     double per_entry = 0, seconds = 0;
-    bool compiled = false;
+    bool compiled = false, moved = false;
     if (sampled)
     {
       Timed const t = timed_dispatch(report_.active, space, cols, dx, y);
+      moved = watch_motion_ && !same_ids(t.ids, cols.extent(0), still_ids_);
       per_entry = t.seconds / t.entries;
       seconds = t.seconds;
       compiled = t.compiles > 0;
@@ -631,6 +652,8 @@ private:
       window_events_ = events(report_.active);
     else if (s == window_end_)
       end_window();
+    if (moved)
+      start_probe(Trigger::moved);
     if (sampled && !report_.probing)
       end_sample(per_entry, compiled);
     if (sampled && model_ && !report_.probing)
@@ -688,6 +711,7 @@ private:
     cut,      // round-1 step above cut_ratio x the best round-1 step
     stopped,  // round-2 mean above cut_ratio x the best complete mean
     skipped,  // round 1: predicted above model_margin x the best measured cost
+    deferred, // round 1: the scheduled arm, on a set seen not to move
   };
 
   Arm probed() const { return order_[order_pos_]; }
@@ -699,8 +723,7 @@ private:
     std::size_t const a = std::size_t(arm);
     std::int64_t const changes_before = set_changes(arm);
     auto const [ids, seconds, work, compiled] = timed_dispatch(arm, space, cols, dx, y);
-    if (model_)
-      count_step(ids, cols.extent(0), work, report_.steps - 1);
+    count_step(ids, cols.extent(0), work, report_.steps - 1);
     bool const first_of_block = block_warmup_ == 0 && block_measured_ == 0;
     ++report_.probe_steps;
     report_.probe_seconds += seconds;
@@ -755,21 +778,29 @@ private:
   // What the arms are compared by: seconds per entry over the measured steps.
   double cost(std::size_t a) const { return sum_[a] / entries_[a]; }
 
-  // The cost model's counters of step `step` (AdaptiveOptions::model): its
-  // entries, and, when the previous step's ids were kept (probe steps,
-  // sampled steps and the step before a sample keep theirs), whether the
-  // set changed and the entries of the columns that entered or left. O(k)
-  // host work, on those steps only.
+  // Counts step `step` (a probe step, or a sampled step under the model)
+  // against the previous step, when that step's ids were kept (probe steps,
+  // sampled steps and, under the model, the step before a sample keep
+  // theirs): whether the set changed, for the probe's view of the set's
+  // motion (pairs_, moved_pairs_) and, under the model, its counters: the
+  // step's entries, whether the set changed and the entries of the columns
+  // that entered or left. O(k) host work, on those steps only.
   void count_step(Ordinal const *ids, std::size_t k, double work, std::int64_t step)
   {
-    counters_.entries = work;
-    counters_known_ = last_ids_step_ >= 0 && last_ids_step_ == step - 1;
-    if (counters_known_)
+    bool const known = last_ids_step_ >= 0 && last_ids_step_ == step - 1;
+    bool const changed = known && !same_ids(ids, k, last_ids_);
+    if (known && report_.probing)
     {
-      counters_.set_changed =
-          k != last_ids_.size() || !std::equal(ids, ids + k, last_ids_.begin());
+      ++pairs_;
+      moved_pairs_ += changed;
+    }
+    if (model_)
+    {
+      counters_.entries = work;
+      counters_known_ = known;
+      counters_.set_changed = changed;
       counters_.changed_entries = 0;
-      if (counters_.set_changed)
+      if (changed)
       {
         auto const &col_ptr = op_->csc_host.col_ptr;
         auto length = [&](Ordinal c) {
@@ -792,6 +823,13 @@ private:
       }
     }
     keep_ids(ids, k, step);
+  }
+
+  // The same ids in the same order: what the arms take for the same set.
+  static bool same_ids(Ordinal const *ids, std::size_t k,
+                       std::vector<Ordinal> const &kept)
+  {
+    return k == kept.size() && std::equal(ids, ids + k, kept.begin());
   }
 
   void keep_ids(Ordinal const *ids, std::size_t k, std::int64_t step)
@@ -839,20 +877,52 @@ private:
     return model_->predict(arm, counters_) / std::max(counters_.entries, 1.0);
   }
 
-  // Round 1: passes over the arms whose predicted cost exceeds model_margin
-  // times the lowest cost measured so far in this probe.
-  void skip_predicted()
+  // The scheduled arm is deferred on a set that does not move (see
+  // AdaptiveOptions::defer_scheduled), unless it is the arm whose re-probe
+  // this is: an incumbent is compared, not set aside.
+  bool deferrable(Arm arm) const
   {
-    if (!model_ || !counters_known_)
-      return;
-    double best = std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < order_pos_; ++i)
-      if (measured_[std::size_t(order_[i])] > 0)
-        best = std::min(best, cost(std::size_t(order_[i])));
+    return options_.defer_scheduled && arm == Arm::scheduled &&
+           (report_.decisions.empty() || why_.trigger_arm != arm);
+  }
+
+  // Round 1, before the block of order_[order_pos_]: passes over the arms
+  // not to run. While the probe has not seen the set move, the scheduled arm
+  // goes behind the other arms of the round (once), and when its turn comes
+  // again it is deferred if the probe's steps so far show the same set. With
+  // a model, an arm whose predicted cost exceeds model_margin times the
+  // lowest cost measured so far in this probe is skipped.
+  void pass_over_arms()
+  {
     while (order_pos_ < order_size_)
     {
-      std::size_t const a = std::size_t(order_[order_pos_]);
-      double const predicted = predicted_cost(order_[order_pos_]);
+      Arm const arm = order_[order_pos_];
+      std::size_t const a = std::size_t(arm);
+      if (deferrable(arm) && moved_pairs_ == 0)
+      {
+        if (!requeued_ && order_pos_ + 1 < order_size_)
+        {
+          std::rotate(order_.begin() + std::ptrdiff_t(order_pos_),
+                      order_.begin() + std::ptrdiff_t(order_pos_) + 1,
+                      order_.begin() + std::ptrdiff_t(order_size_));
+          requeued_ = true;
+          continue;
+        }
+        if (pairs_ > 0)
+        {
+          outcome_[a] = Outcome::deferred;
+          why_.still_steps = pairs_ + 1;
+          ++order_pos_;
+          continue;
+        }
+      }
+      if (!model_ || !counters_known_ || order_pos_ == 0)
+        return;
+      double best = std::numeric_limits<double>::infinity();
+      for (std::size_t i = 0; i < order_pos_; ++i)
+        if (measured_[std::size_t(order_[i])] > 0)
+          best = std::min(best, cost(std::size_t(order_[i])));
+      double const predicted = predicted_cost(arm);
       if (!(predicted > options_.model_margin * best))
         return;
       outcome_[a] = Outcome::skipped;
@@ -868,7 +938,7 @@ private:
     block_measured_ = 0;
     ++order_pos_;
     if (round_ == 1)
-      skip_predicted();
+      pass_over_arms();
     if (order_pos_ < order_size_)
     {
       if (report_.decisions.empty())
@@ -880,7 +950,7 @@ private:
       // Each arm ran one measured step; cut the clearly slower ones, order
       // the rest by that step.
       for (std::size_t i = 0; i < order_size_; ++i)
-        if (outcome_[std::size_t(order_[i])] != Outcome::skipped)
+        if (measured_[std::size_t(order_[i])] > 0)
           round1_best_ = std::min(round1_best_, cost(std::size_t(order_[i])));
       std::size_t n = 0;
       for (std::size_t i = 0; i < order_size_; ++i)
@@ -931,18 +1001,26 @@ private:
     probe_start_ = report_.steps;
     counters_known_ = false;
     round_ = 1;
-    order_size_ = options_.arms.size();
-    std::copy(options_.arms.begin(), options_.arms.end(), order_.begin());
+    // A re-probe for a moved set weighs the deferred scheduled arm against
+    // the incumbent only: the other arms lost to the incumbent at the last
+    // decision, and a rise of its own cost is what the detectors watch.
+    order_size_ = 0;
+    for (Arm arm : options_.arms)
+      if (trigger != Trigger::moved || arm == report_.active || arm == Arm::scheduled)
+        order_[order_size_++] = arm;
     order_pos_ = 0;
     block_warmup_ = 0;
     block_measured_ = 0;
     moving_ = false;
     catch_up_ = false;
+    pairs_ = 0;
+    moved_pairs_ = 0;
+    requeued_ = false;
     probe_seconds_ = 0;
     probe_entries_ = 0;
     outcome_.fill(Outcome::idle);
-    for (Arm arm : options_.arms)
-      outcome_[std::size_t(arm)] = Outcome::running;
+    for (std::size_t i = 0; i < order_size_; ++i)
+      outcome_[std::size_t(order_[i])] = Outcome::running;
     sum_.fill(0);
     entries_.fill(0);
     measured_.fill(0);
@@ -953,6 +1031,7 @@ private:
     stop_reference_.fill(0);
     round1_best_ = std::numeric_limits<double>::infinity();
     best_complete_ = std::numeric_limits<double>::infinity();
+    pass_over_arms();
     if (report_.decisions.empty())
       report_.active = probed();
   }
@@ -977,6 +1056,7 @@ private:
     double round1_best = 0;
     std::array<double, arm_count> skip_prediction{}; // skipped: predicted cost
     std::array<double, arm_count> skip_bound{};      // skipped: best measured cost
+    int still_steps = 0; // deferred: probe steps in a row on the same set
   };
 
   std::string reason(Why const &w) const
@@ -1009,6 +1089,9 @@ private:
         << " vs " << to_string(w.trigger_arm) << ' ' << ns(w.predicted_active_cost)
         << " (cost model, " << options_.shift_windows << " samples)";
       break;
+    case Trigger::moved:
+      s << "the set moved after a probe that deferred scheduled";
+      break;
     case Trigger::time_shift:
       s << to_string(w.trigger_arm) << " step time " << ns(w.sample_mean) << " vs "
         << ns(w.reference) << " at probe (" << w.samples << " sample"
@@ -1025,6 +1108,9 @@ private:
         s << "; " << to_string(arm) << " not probed (predicted "
           << ns(w.skip_prediction[a]) << " > " << options_.model_margin << " x "
           << ns(w.skip_bound[a]) << " measured)";
+      else if (w.outcome[a] == Outcome::deferred)
+        s << "; " << to_string(arm) << " deferred (the same set on " << w.still_steps
+          << " steps)";
       else if (w.outcome[a] == Outcome::stopped)
         s << "; " << to_string(arm) << " stopped after " << w.measured[a] << " of "
           << options_.measure_steps << " steps (" << ns(w.cost[a]) << " > "
@@ -1088,6 +1174,12 @@ private:
     recheck_at_ = period_ > 0 ? report_.steps + period_ : -1;
     report_.active = chosen;
     report_.probing = false;
+    // A deferred arm waits for the set to move: sampled steps compare their
+    // ids with those of the probe's last step.
+    watch_motion_ =
+        std::find(outcome_.begin(), outcome_.end(), Outcome::deferred) != outcome_.end();
+    if (watch_motion_)
+      still_ids_ = last_ids_;
     probe_rate_ = double(events_[c]) / measured_[c];
     shifted_windows_ = 0;
     window_begin_ = report_.steps + options_.warmup_steps;
@@ -1139,6 +1231,9 @@ private:
   int block_warmup_ = 0;      // warm-up steps of the current block
   int block_measured_ = 0;    // measured steps of the current block
   bool moving_ = false;       // the set moved between two steps of a block
+  int pairs_ = 0;             // probe steps whose previous step's ids were kept
+  int moved_pairs_ = 0;       // of which on a set other than that step's
+  bool requeued_ = false;     // the scheduled arm went behind the others in round 1
   bool catch_up_ = false;     // the current block began on a new set
   double probe_seconds_ = 0;
   double probe_entries_ = 0; // work of this probe's steps
@@ -1172,6 +1267,10 @@ private:
   std::int64_t periodic_sample_at_ = -1; // the next step of the periodic grid
   int shifted_samples_ = 0;              // shifted samples in a row
   double shifted_sample_cost_ = 0;       // their seconds per entry, summed
+  // An arm was deferred: sampled steps compare their ids with still_ids_,
+  // the ids of the probe's last step.
+  bool watch_motion_ = false;
+  std::vector<Ordinal> still_ids_;
 };
 
 } // namespace hst

@@ -235,6 +235,21 @@ struct AdaptiveOptions
   std::int64_t recheck_period = 256;
   /// Cap of the backed-off period. >= recheck_period.
   std::int64_t recheck_max_period = 4096;
+  /// While a probe sees the same set on every step, the scheduled arm is
+  /// deferred: not run, not made, not chosen. Its gain is re-planning only
+  /// the columns that change; on a set that does not change it runs a
+  /// compiled step as the exact-set arm does, with a read-modify-write of y
+  /// per entry where the exact-set arm has one per row, and making it (the
+  /// schedule of the expected columns) costs several steps. In round 1 it
+  /// then runs after the other arms, and it is deferred when its turn comes
+  /// if the set has not changed from one probe step to the next (at least
+  /// two steps seen). Settled, each step-time sample (`sample_period`)
+  /// compares its column ids with those of the probe's last step (O(k)):
+  /// a different set starts a re-probe, in which the scheduled arm runs if
+  /// the set is seen moving. With `sample_period` 0 a deferred arm waits for
+  /// the periodic re-check. An incumbent scheduled arm is never deferred.
+  /// false probes it like the others.
+  bool defer_scheduled = true;
   /// Per-machine constants of the cost model (CostModel.hpp: each arm's
   /// time per step from the entries of A[:, S], whether S changed and the
   /// entries of the columns that changed), from Operator::calibrate or
