@@ -327,6 +327,20 @@ Steps one_motion(hw::Motion m, int n, std::uint64_t seed = 1)
   return s;
 }
 
+// A frozen set for `frozen_steps` steps, then a drift from that same set
+// (same seed) for `drift_steps`: the set first moves at step frozen_steps + 1.
+Steps frozen_then_drift(int frozen_steps, int drift_steps)
+{
+  auto const A = to_matrix<Kokkos::DefaultHostExecutionSpace>(grid());
+  hw::Workload<Scalar, Ordinal> frozen(A, motion(hw::Motion::frozen, 5));
+  hw::Workload<Scalar, Ordinal> drift(A, motion(hw::Motion::drift, 5));
+  EXPECT_EQ(frozen.columns(), drift.columns());
+  Steps s;
+  s.take(frozen, frozen_steps);
+  s.take(drift, drift_steps);
+  return s;
+}
+
 bool starts_with(std::string const &s, std::string const &prefix)
 {
   return s.compare(0, prefix.size(), prefix) == 0;
@@ -792,15 +806,8 @@ TYPED_TEST(Adaptive, results_match_full_recompute_whichever_arm_runs)
 TYPED_TEST(Adaptive, exact_set_compile_rate_sees_a_frozen_set_start_to_move)
 {
   using ExecutionSpace = TypeParam;
-  // Same seed: the drift starts from the frozen set.
-  auto const A = to_matrix<Kokkos::DefaultHostExecutionSpace>(grid());
-  hw::Workload<Scalar, Ordinal> frozen(A, motion(hw::Motion::frozen, 5));
-  hw::Workload<Scalar, Ordinal> drift(A, motion(hw::Motion::drift, 5));
-  ASSERT_EQ(frozen.columns(), drift.columns());
   std::size_t const moves = 60;
-  Steps s;
-  s.take(frozen, int(moves));
-  s.take(drift, 60);
+  Steps const s = frozen_then_drift(int(moves), 60);
   auto options = small_options();
   options.recheck_period = options.recheck_max_period = 1000;
   Harness<ExecutionSpace> h(s.cols[0], options, work_prices());
@@ -836,14 +843,8 @@ TYPED_TEST(Adaptive, frozen_set_defers_the_scheduled_arm_until_the_set_moves)
   // set: its first move is at step 37), drift to step 95, then the last set
   // again. The clock makes the scheduled arm the cheapest (1.0 us against
   // 1.2 and 1.4): it still waits until the set moves.
-  auto const A = to_matrix<Kokkos::DefaultHostExecutionSpace>(grid());
-  hw::Workload<Scalar, Ordinal> frozen(A, motion(hw::Motion::frozen, 5));
-  hw::Workload<Scalar, Ordinal> drift(A, motion(hw::Motion::drift, 5));
-  ASSERT_EQ(frozen.columns(), drift.columns());
   std::size_t const first_move = 37;
-  Steps s;
-  s.take(frozen, int(first_move) - 1);
-  s.take(drift, 60);
+  Steps s = frozen_then_drift(int(first_move) - 1, 60);
   for (int i = 0; i < 40; ++i)
   {
     s.cols.push_back(s.cols.back());
