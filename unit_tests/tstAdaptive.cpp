@@ -600,6 +600,138 @@ TYPED_TEST(Adaptive, arms_timed_on_sets_of_different_work_are_compared_per_entry
   EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
 }
 
+// The charge tests: two disjoint sets of k interior columns (5 entries
+// each, 320 in all); the exact-set and scatter arms, one measured step; the
+// exact-set arm 1 us a step plus 3 us per set compile, the scatter arm 1.5 us.
+std::pair<Set, Set> two_interior_sets()
+{
+  Set first, second;
+  for (Ordinal c = 0; c < Ordinal(column_entries().size()); ++c)
+    if (column_entries()[std::size_t(c)] == 5)
+    {
+      if (first.size() < std::size_t(k))
+        first.push_back(c);
+      else if (second.size() < std::size_t(k))
+        second.push_back(c);
+    }
+  EXPECT_EQ(entries(first), 320);
+  EXPECT_EQ(entries(second), 320);
+  return {first, second};
+}
+hst::AdaptiveOptions charge_options()
+{
+  auto options = small_options();
+  options.arms = {Arm::exact_set, Arm::scatter};
+  options.measure_steps = 1;
+  return options;
+}
+Prices charge_prices()
+{
+  Prices prices = flat_prices(9.0, 1.0, 1.5);
+  prices.compile = 3.0;
+  return prices;
+}
+
+TYPED_TEST(Adaptive, exact_set_is_charged_the_compiles_its_measured_step_missed)
+{
+  using ExecutionSpace = TypeParam;
+  // Two sets of 64 interior columns (320 entries each), two steps each in
+  // turn: the set changes between steps 1 and 2, 3 and 4, ... The exact-set
+  // arm costs 1 us a step plus 3 us per set compile; its warm-up (step 0)
+  // compiles, its measured step (1) does not. The scatter arm costs 1.5 us.
+  // The probe's steps 0..3 show one change in three pairs, so the exact-set
+  // arm is charged (2/3) 1 + (1/3) 4 = 2 us a step: the scatter arm wins.
+  auto const [first, second] = two_interior_sets();
+  auto const options = charge_options();
+  auto const prices = charge_prices();
+  for (bool const moving : {true, false})
+  {
+    SCOPED_TRACE(moving ? "changes every two steps" : "frozen");
+    Steps s;
+    for (int i = 0; i < 20; ++i)
+    {
+      s.cols.push_back(moving && (i / 2) % 2 == 1 ? second : first);
+      s.dx.push_back(std::vector<Scalar>(std::size_t(k) * width, 0.5 * (i + 1)));
+    }
+    Harness<ExecutionSpace> h(s.cols[0], options, prices);
+    h.run(s, 0, s.size());
+    auto const &d = h.session.report().decisions.at(0);
+    EXPECT_EQ(d.step, 4);
+    EXPECT_NEAR(d.us_per_step[slot(Arm::exact_set)], 1.0, 1e-9);
+    if (moving)
+    {
+      EXPECT_EQ(d.chosen, Arm::scatter);
+      EXPECT_NEAR(d.ns_per_entry[slot(Arm::exact_set)], 2e3 / 320, 1e-9);
+      EXPECT_EQ(d.reason, "initial probe; exact_set charged a compile on 0.33 of its "
+                          "steps (the set changed on that share of the probe's steps)");
+    }
+    else
+    {
+      EXPECT_EQ(d.chosen, Arm::exact_set);
+      EXPECT_NEAR(d.ns_per_entry[slot(Arm::exact_set)], 1e3 / 320, 1e-9);
+      EXPECT_EQ(d.reason, "initial probe");
+    }
+    EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+  }
+}
+
+TYPED_TEST(Adaptive, reprobe_for_the_exact_set_compile_rate_charges_at_least_that_rate)
+{
+  using ExecutionSpace = TypeParam;
+  // The exact-set arm (1 us a step, 3 us more per set compile) wins a probe
+  // on a frozen set against the scatter arm (1.5 us), then the set changes
+  // on every step: its compile-rate detector re-probes. From the re-probe's
+  // first step on the set is frozen again: the re-probe's own pairs see no
+  // change, its measured step does not compile, and only the settled window
+  // (rate 1) says what the arm paid: it is charged at that rate, 4 us a
+  // step, and the scatter arm wins.
+  auto const [first, second] = two_interior_sets();
+  auto options = charge_options();
+  options.sample_period = 0; // the compile-rate detector alone
+  auto const prices = charge_prices();
+  auto steps = [&](std::int64_t frozen_from) {
+    Steps s;
+    for (int i = 0; i < 60; ++i)
+    {
+      if (i < frozen_from)
+        s.cols.push_back(i >= 4 && i % 2 == 1 ? second : first);
+      else if (i == frozen_from) // one change, then none
+        s.cols.push_back(s.cols.back() == first ? second : first);
+      else
+        s.cols.push_back(s.cols.back());
+      s.dx.push_back(std::vector<Scalar>(std::size_t(k) * width, 0.5 * (i + 1)));
+    }
+    return s;
+  };
+  // Where the re-probe starts on a set that keeps changing ...
+  std::int64_t start = 0;
+  {
+    Steps const s = steps(60);
+    Harness<ExecutionSpace> h(s.cols[0], options, prices);
+    h.run(s, 0, s.size());
+    auto const &decisions = h.session.report().decisions;
+    ASSERT_GE(decisions.size(), 2u);
+    EXPECT_EQ(decisions[0].chosen, Arm::exact_set);
+    start = decisions[1].probe_start;
+  }
+  // ... and the same steps up to it, then one change and a frozen set: the
+  // re-probe's first step compiles (the arm's warm-up), none after it.
+  Steps const s = steps(start);
+  Harness<ExecutionSpace> h(s.cols[0], options, prices);
+  h.run(s, 0, s.size());
+  auto const &decisions = h.session.report().decisions;
+  ASSERT_GE(decisions.size(), 2u);
+  auto const &d = decisions[1];
+  EXPECT_EQ(d.probe_start, start);
+  EXPECT_EQ(d.chosen, Arm::scatter);
+  EXPECT_NEAR(d.us_per_step[slot(Arm::exact_set)], 1.0, 1e-9);
+  EXPECT_NEAR(d.ns_per_entry[slot(Arm::exact_set)], 4e3 / 320, 1e-9);
+  EXPECT_EQ(d.reason, "exact_set compile rate 1.00 compiles/step vs 0.00 at probe; "
+                      "exact_set charged a compile on 1.00 of its steps (its compile "
+                      "rate when settled)");
+  EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+}
+
 TYPED_TEST(Adaptive, probe_charges_compiles_to_the_step_that_makes_them)
 {
   using ExecutionSpace = TypeParam;

@@ -38,6 +38,24 @@
 //        cannot be chosen, as soon as its cost exceeds cut_ratio times the
 //        lowest cost of an arm that completed its measured steps. The first
 //        arm of round 2 always completes.
+//    Charge: the exact-set arm compiles on every step whose set differs
+//    from the previous step's. When the set changes on some steps only (a
+//    slow drift, a set that jumps now and then), its one measured step may
+//    fall on a step without a change and make it look cheaper than it is
+//    (measured: grid3d_7pt_46x46x46 under jump at rho 0.002 chose it at 0.8x
+//    the best arm until the compile-rate detector re-probed; on
+//    mesh_geometric_10000 under drift at rho 0.01 each of three re-probes
+//    that detector started kept it on a quiet measured step, 0.67x the
+//    best arm over 200 steps). So, when its measured steps compiled on a
+//    smaller share of steps than the probe saw the set change on, its cost
+//    is the rate-weighted mean of its cost per entry without a compile and
+//    with one (from its measured steps, or else its warm-up steps that
+//    compiled, which also pay a cold cache and so charge it at least the
+//    full price); in a re-probe started by its own compile rate, the rate
+//    is at least that of the settled window that started it. The reason
+//    states the rate. The rate is the past's: a set whose motion slows
+//    after the probe is charged more than it will pay (measured: rmat_s15
+//    under drift at rho 0.002, 0.4 in the probe, far less later).
 //    The arm with the lowest cost among those that completed is chosen; a
 //    re-probe keeps the active arm if it completed and no completed arm is
 //    cheaper by more than switch_margin. So a clearly worse arm costs about
@@ -135,8 +153,9 @@
 // Probe length (N = arms.size(), w = warmup_steps, m = measure_steps): at
 // most L = N * (w + 1) + (m > 1 ? N * (w + m - 1) : 0) steps (no arm cut);
 // when every arm but the fastest is cut, (N - 1) * (w + 1) + 2 w + m at most.
-// With the defaults (3 arms, w = 1, m = 2, cut 2): L <= 12, and 8 when two
-// arms are cut. Round 1 always takes N * (w + 1) steps.
+// With the defaults (3 arms, w = 1, m = 1): L <= 6, and 4 when the
+// scheduled arm is deferred. Round 1 takes N * (w + 1) steps, less w + 1
+// for each arm deferred or skipped by the model.
 //
 // Bound on following a shift that begins at step t while settled, after the
 // decision's catch-up (W = window_steps, H = shift_windows, P =
@@ -745,6 +764,11 @@ private:
     {
       ++block_warmup_;
       ++warmup_[a];
+      if (arm == Arm::exact_set && compiled > 0)
+      {
+        warm_compile_sum_ += seconds;
+        warm_compile_entries_ += work;
+      }
       return;
     }
     ++block_measured_;
@@ -775,8 +799,49 @@ private:
   }
 
   double mean(std::size_t a) const { return sum_[a] / measured_[a]; }
-  // What the arms are compared by: seconds per entry over the measured steps.
-  double cost(std::size_t a) const { return sum_[a] / entries_[a]; }
+  // What the arms are compared by: seconds per entry over the measured
+  // steps, for the exact-set arm with its compiles charged at the rate the
+  // probe saw the set change (compile_charge()).
+  double cost(std::size_t a) const
+  {
+    double const measured = sum_[a] / entries_[a];
+    if (Arm(a) != Arm::exact_set)
+      return measured;
+    double const rate = compile_charge();
+    if (!(rate > 0))
+      return measured;
+    double const quiet = quiet_sum_[a] / quiet_entries_[a];
+    double const compiling =
+        entries_[a] > quiet_entries_[a]
+            ? (sum_[a] - quiet_sum_[a]) / (entries_[a] - quiet_entries_[a])
+            : warm_compile_sum_ / warm_compile_entries_;
+    return std::max(measured, (1 - rate) * quiet + rate * compiling);
+  }
+
+  // The exact-set arm compiles on every step whose set differs from the
+  // previous one. When its measured steps compiled on a smaller share of
+  // steps than the probe saw the set change on (a set that moves on some
+  // steps only), its cost is charged at the probe's rate: its per-entry
+  // cost without a compile and with one (from its measured steps, or its
+  // warm-up steps that compiled), weighed by that rate. A re-probe that the
+  // exact-set arm's own compile rate started knows that rate from
+  // window_steps settled steps, more than the probe's few pairs show: the
+  // higher of the two is charged. Returns the rate, or 0 when no charge
+  // applies (or its two costs are not both known).
+  double compile_charge() const
+  {
+    std::size_t const a = std::size_t(Arm::exact_set);
+    if (pairs_ == 0 || measured_[a] == 0 || !(quiet_entries_[a] > 0))
+      return 0;
+    double rate = double(moved_pairs_) / pairs_;
+    if (why_.trigger == Trigger::shift && why_.trigger_arm == Arm::exact_set)
+      rate = std::max(rate, std::min(why_.shift_rate, 1.0));
+    if (!(rate > double(events_[a]) / measured_[a]))
+      return 0;
+    if (!(entries_[a] > quiet_entries_[a]) && !(warm_compile_entries_ > 0))
+      return 0;
+    return rate;
+  }
 
   // Counts step `step` (a probe step, or a sampled step under the model)
   // against the previous step, when that step's ids were kept (probe steps,
@@ -1028,6 +1093,8 @@ private:
     events_.fill(0);
     quiet_sum_.fill(0);
     quiet_entries_.fill(0);
+    warm_compile_sum_ = 0;
+    warm_compile_entries_ = 0;
     stop_reference_.fill(0);
     round1_best_ = std::numeric_limits<double>::infinity();
     best_complete_ = std::numeric_limits<double>::infinity();
@@ -1056,7 +1123,9 @@ private:
     double round1_best = 0;
     std::array<double, arm_count> skip_prediction{}; // skipped: predicted cost
     std::array<double, arm_count> skip_bound{};      // skipped: best measured cost
-    int still_steps = 0; // deferred: probe steps in a row on the same set
+    int still_steps = 0;            // deferred: probe steps in a row on the same set
+    double compile_charge = 0;      // the exact-set arm's compiles charged at this rate
+    int pairs = 0, moved_pairs = 0; // the probe's view of the set's motion
   };
 
   std::string reason(Why const &w) const
@@ -1116,6 +1185,12 @@ private:
           << options_.measure_steps << " steps (" << ns(w.cost[a]) << " > "
           << options_.cut_ratio << " x " << ns(w.stop_reference[a]) << ')';
     }
+    if (w.compile_charge > 0)
+      s << "; exact_set charged a compile on " << w.compile_charge << " of its steps ("
+        << (w.compile_charge > double(w.moved_pairs) / w.pairs
+                ? "its compile rate when settled"
+                : "the set changed on that share of the probe's steps")
+        << ')';
     return s.str();
   }
 
@@ -1165,6 +1240,9 @@ private:
     why_.round1_best = round1_best_;
     for (std::size_t a = 0; a < arm_count; ++a)
       why_.cost[a] = measured_[a] > 0 ? cost(a) : 0;
+    why_.compile_charge = compile_charge();
+    why_.pairs = pairs_;
+    why_.moved_pairs = moved_pairs_;
     whys_.push_back(why_);
     report_.probe_excess_seconds += probe_seconds_ - probe_entries_ * cost(c);
 
@@ -1180,7 +1258,10 @@ private:
         std::find(outcome_.begin(), outcome_.end(), Outcome::deferred) != outcome_.end();
     if (watch_motion_)
       still_ids_ = last_ids_;
-    probe_rate_ = double(events_[c]) / measured_[c];
+    // A charged exact-set arm was chosen knowing its compile rate.
+    probe_rate_ = chosen == Arm::exact_set && why_.compile_charge > 0
+                      ? why_.compile_charge
+                      : double(events_[c]) / measured_[c];
     shifted_windows_ = 0;
     window_begin_ = report_.steps + options_.warmup_steps;
     window_end_ = window_begin_ + options_.window_steps;
@@ -1247,8 +1328,10 @@ private:
   std::array<double, arm_count> quiet_sum_{};      // seconds of those without one
   std::array<double, arm_count> quiet_entries_{};  // and their work
   std::array<double, arm_count> stop_reference_{}; // best complete mean when stopped
-  double round1_best_ = 0;                         // lowest round-1 cost
-  double best_complete_ = 0; // lowest cost of a complete arm (infinity: none yet)
+  double warm_compile_sum_ = 0;     // exact set: seconds of warm-up steps that compiled
+  double warm_compile_entries_ = 0; // and their work
+  double round1_best_ = 0;          // lowest round-1 cost
+  double best_complete_ = 0;        // lowest cost of a complete arm (infinity: none yet)
 
   // Settled.
   double probe_rate_ = 0; // the active arm's rate while measured
