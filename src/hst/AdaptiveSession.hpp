@@ -818,16 +818,12 @@ private:
     return std::max(measured, (1 - rate) * quiet + rate * compiling);
   }
 
-  // The exact-set arm compiles on every step whose set differs from the
-  // previous one. When its measured steps compiled on a smaller share of
-  // steps than the probe saw the set change on (a set that moves on some
-  // steps only), its cost is charged at the probe's rate: its per-entry
-  // cost without a compile and with one (from its measured steps, or its
-  // warm-up steps that compiled), weighed by that rate. A re-probe that the
-  // exact-set arm's own compile rate started knows that rate from
-  // window_steps settled steps, more than the probe's few pairs show: the
-  // higher of the two is charged. Returns the rate, or 0 when no charge
-  // applies (or its two costs are not both known).
+  // The rate at which the exact-set arm's compiles are charged (see
+  // "Charge" at the top of this file): the share of the probe's pairs of
+  // steps on which the set changed or, in a re-probe its own compile rate
+  // started, that window's rate if higher. 0 when no charge applies: its
+  // measured steps compiled as often, or its cost with a compile and
+  // without one are not both known.
   double compile_charge() const
   {
     std::size_t const a = std::size_t(Arm::exact_set);
@@ -1123,9 +1119,9 @@ private:
     double round1_best = 0;
     std::array<double, arm_count> skip_prediction{}; // skipped: predicted cost
     std::array<double, arm_count> skip_bound{};      // skipped: best measured cost
-    int still_steps = 0;            // deferred: probe steps in a row on the same set
-    double compile_charge = 0;      // the exact-set arm's compiles charged at this rate
-    int pairs = 0, moved_pairs = 0; // the probe's view of the set's motion
+    int still_steps = 0;             // deferred: probe steps in a row on the same set
+    double compile_charge = 0;       // the exact-set arm's compiles charged at this rate
+    bool charge_from_window = false; // the charge is the settled window's rate
   };
 
   std::string reason(Why const &w) const
@@ -1187,9 +1183,8 @@ private:
     }
     if (w.compile_charge > 0)
       s << "; exact_set charged a compile on " << w.compile_charge << " of its steps ("
-        << (w.compile_charge > double(w.moved_pairs) / w.pairs
-                ? "its compile rate when settled"
-                : "the set changed on that share of the probe's steps")
+        << (w.charge_from_window ? "its compile rate when settled"
+                                 : "the set changed on that share of the probe's steps")
         << ')';
     return s.str();
   }
@@ -1241,8 +1236,8 @@ private:
     for (std::size_t a = 0; a < arm_count; ++a)
       why_.cost[a] = measured_[a] > 0 ? cost(a) : 0;
     why_.compile_charge = compile_charge();
-    why_.pairs = pairs_;
-    why_.moved_pairs = moved_pairs_;
+    why_.charge_from_window = // a charge implies pairs_ > 0
+        why_.compile_charge > 0 && why_.compile_charge > double(moved_pairs_) / pairs_;
     whys_.push_back(why_);
     report_.probe_excess_seconds += probe_seconds_ - probe_entries_ * cost(c);
 
