@@ -13,6 +13,7 @@
 #include "HSTTestHelpers.hpp"
 #include <workload/Workload.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -177,12 +178,16 @@ hst::AdaptiveOptions small_options()
   return o;
 }
 // The longest probe (no arm cut, every block warms up), as documented:
-// N (w + 1) + N (w + m - 1) = 15 for small_options().
+// N (w + 1) + N (w + m - 1) + e (m > 1 ? 2 : 1) = 15 for small_options()
+// (e = 0); e counts when the scheduled arm is allowed.
 std::int64_t max_probe_length(hst::AdaptiveOptions const &o)
 {
   std::int64_t const n = std::int64_t(o.arms.size());
   std::int64_t const w = o.warmup_steps, m = o.measure_steps;
-  return n * (w + 1) + (m > 1 ? n * (w + m - 1) : 0);
+  bool const scheduled =
+      std::find(o.arms.begin(), o.arms.end(), Arm::scheduled) != o.arms.end();
+  std::int64_t const e = scheduled ? o.scheduled_extra_warmup : 0;
+  return n * (w + 1) + (m > 1 ? n * (w + m - 1) : 0) + e * (m > 1 ? 2 : 1);
 }
 
 // Prices under which drift favours the scheduled arm (few new tiles), jump
@@ -523,6 +528,21 @@ TYPED_TEST(Adaptive, blocks_warm_up_only_where_the_arm_meets_a_new_set)
     EXPECT_EQ(d.measured_steps, (std::array<int, 3>{3, 3, 3}));
     EXPECT_EQ(d.step, max_probe_length(options));
     EXPECT_EQ(d.chosen, Arm::scheduled);
+  }
+  {
+    SCOPED_TRACE("drift, the scheduled arm warms up longer");
+    // scheduled_extra_warmup: each of its two blocks, on a set the probe has
+    // seen move, warms up 1 + 1 steps; the other arms' 1.
+    auto extra = options;
+    extra.scheduled_extra_warmup = 1;
+    auto const s = one_motion(hw::Motion::drift, 40);
+    Harness<ExecutionSpace> h(s.cols[0], extra, prices);
+    h.run(s, 0, s.size());
+    auto const &d = h.session.report().decisions.at(0);
+    EXPECT_EQ(d.warmup_steps, (std::array<int, 3>{4, 2, 2}));
+    EXPECT_EQ(d.measured_steps, (std::array<int, 3>{3, 3, 3}));
+    EXPECT_EQ(d.step, max_probe_length(extra));
+    EXPECT_EQ(d.step, 17);
   }
   {
     SCOPED_TRACE("no warm-up");
@@ -1416,6 +1436,8 @@ TYPED_TEST(Adaptive, bad_options_are_rejected_naming_the_field)
        {"'options.arms'", "scatter twice, at positions 0 and 2"}},
       {[](auto &o) { o.arms = {Arm(7)}; }, {"'options.arms'", "holds 7 at position 0"}},
       {[](auto &o) { o.warmup_steps = -1; }, {"'options.warmup_steps'", "got -1"}},
+      {[](auto &o) { o.scheduled_extra_warmup = -2; },
+       {"'options.scheduled_extra_warmup'", "got -2"}},
       {[](auto &o) { o.measure_steps = 0; }, {"'options.measure_steps'", "got 0"}},
       {[](auto &o) { o.cut_ratio = 0.5; }, {"'options.cut_ratio'", ">= 1", "got 0.5"}},
       {[](auto &o) { o.cut_ratio = std::nan(""); }, {"'options.cut_ratio'", "got nan"}},

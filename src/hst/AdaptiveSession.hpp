@@ -17,11 +17,20 @@
 //    own counters tell: the scheduled arm re-planned (stats().replans), the
 //    exact-set arm compiled (compiles()); the scatter arm keeps no set, so
 //    it counts once the probe has seen the set move between two consecutive
-//    steps of one arm. Other steps are measured. Warm-up steps are charged
-//    to the probe, not compared. Measured steps are compared by their cost:
-//    an arm's time over its measured steps divided by their work, the
-//    stored entries of A[:, S_t] summed over those steps (read on the host
-//    after the step's clock, from the ids the arm's input check copied).
+//    steps of one arm. On a set the probe has seen move, the scheduled
+//    arm's blocks warm up scheduled_extra_warmup (default 0) steps longer,
+//    an option for ms-scale steps under drift: its piece lists, work list
+//    and compiled tiles are what the other arms' steps push out of cache
+//    (measured on road_1000x1000 under drift at rho 0.05: its
+//    second step after another arm's block took 1.2-1.5x its steady step,
+//    its third its steady step; measured on its second it lost re-probes
+//    to the scatter arm, which was 1.3-1.5x slower over the rest of the
+//    run, and measured on its third it won them). Other steps are
+//    measured. Warm-up steps are charged to the probe, not compared.
+//    Measured steps are compared by their cost: an arm's time over its
+//    measured steps divided by their work, the stored entries of A[:, S_t]
+//    summed over those steps (read on the host after the step's clock, from
+//    the ids the arm's input check copied).
 //    Every arm reads and adds about those entries, and arms are timed on
 //    different steps: measured, on a circuit operator under drift the
 //    entries of consecutive sets differed up to 5x in the first steps, and
@@ -150,12 +159,14 @@
 // switch_margin start a re-probe (Trigger::predicted). Each decision
 // reports every arm's prediction beside its measured cost.
 //
-// Probe length (N = arms.size(), w = warmup_steps, m = measure_steps): at
-// most L = N * (w + 1) + (m > 1 ? N * (w + m - 1) : 0) steps (no arm cut);
-// when every arm but the fastest is cut, (N - 1) * (w + 1) + 2 w + m at most.
-// With the defaults (3 arms, w = 1, m = 1): L <= 6, and 4 when the
-// scheduled arm is deferred. Round 1 takes N * (w + 1) steps, less w + 1
-// for each arm deferred or skipped by the model.
+// Probe length (N = arms.size(), w = warmup_steps, m = measure_steps, e =
+// scheduled_extra_warmup if the scheduled arm is allowed, else 0): at most
+// L = N * (w + 1) + (m > 1 ? N * (w + m - 1) : 0) + e * (m > 1 ? 2 : 1)
+// steps (no arm cut); when every arm but the fastest is cut, (N - 1) * (w +
+// 1) + 2 w + m + e * (m > 1 ? 2 : 1) at most. With the defaults (3 arms,
+// w = 1, m = 1, e = 0): L <= 6, and 4 when the scheduled arm is deferred.
+// Round 1 takes N * (w + 1) steps (+ e on a moving set), less w + 1 for
+// each arm deferred or skipped by the model.
 //
 // Bound on following a shift that begins at step t while settled, after the
 // decision's catch-up (W = window_steps, H = shift_windows, P =
@@ -340,6 +351,9 @@ inline AdaptiveOptions const &check_adaptive_options(AdaptiveOptions const &o, i
   }
   if (o.warmup_steps < 0)
     throw_invalid(where, "'options.warmup_steps' must be >= 0, got ", o.warmup_steps);
+  if (o.scheduled_extra_warmup < 0)
+    throw_invalid(where, "'options.scheduled_extra_warmup' must be >= 0, got ",
+                  o.scheduled_extra_warmup);
   if (o.measure_steps < 1)
     throw_invalid(where, "'options.measure_steps' must be >= 1, got ", o.measure_steps);
   if (!(o.cut_ratio >= 1))
@@ -760,7 +774,13 @@ private:
           (arm == Arm::scatter ? moving_ : new_set);
     else if (new_set)
       moving_ = true; // a new set on a step right after the arm's own
-    if (catch_up_ && block_warmup_ < options_.warmup_steps)
+    // The scheduled arm's state (piece lists, work list, compiled tiles) is
+    // what the other arms' steps push out of cache; on a moving set it
+    // warms up longer (AdaptiveOptions::scheduled_extra_warmup).
+    int const extra =
+        arm == Arm::scheduled && moving_ ? options_.scheduled_extra_warmup : 0;
+    int const warmup = options_.warmup_steps + extra;
+    if (catch_up_ && block_warmup_ < warmup)
     {
       ++block_warmup_;
       ++warmup_[a];
