@@ -21,11 +21,12 @@
 //    arm's blocks warm up scheduled_extra_warmup (default 0) steps longer,
 //    an option for ms-scale steps under drift: its piece lists, work list
 //    and compiled tiles are what the other arms' steps push out of cache
-//    (measured on road_1000x1000 under drift at rho 0.05: its
-//    second step after another arm's block took 1.2-1.5x its steady step,
-//    its third its steady step; measured on its second it lost re-probes
-//    to the scatter arm, which was 1.3-1.5x slower over the rest of the
-//    run, and measured on its third it won them). Other steps are
+//    (measured on road_1000x1000 under drift at rho 0.05, in the re-probe
+//    at step 40: its second step there took 1.44x and 1.18x the same step
+//    of a scheduled-only run in two of three runs, 0.82x in the third;
+//    measured on its second step it lost such re-probes to the scatter
+//    arm, 1.3-1.5x slower over the rest of the run, and measured on its
+//    third it won them in three runs of three). Other steps are
 //    measured. Warm-up steps are charged to the probe, not compared.
 //    Measured steps are compared by their cost: an arm's time over its
 //    measured steps divided by their work, the stored entries of A[:, S_t]

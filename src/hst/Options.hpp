@@ -173,9 +173,9 @@ struct AdaptiveOptions
   /// Further warm-up steps of the scheduled arm's blocks that warm up, on a
   /// set the probe has seen move (also with warmup_steps = 0). Its state is
   /// what the other arms' steps push out of cache: measured (2026-12-05,
-  /// road_1000x1000 under drift at rho 0.05), its second step after another
-  /// arm's block took 1.2-1.5x its steady step, the third its steady step.
-  /// 1 helps ms-scale steps under drift and costs jump cases (README,
+  /// road_1000x1000 under drift at rho 0.05), its second step in a re-probe
+  /// after 40 steps of another arm took 1.18-1.44x its steady step in two runs
+  /// of three. 1 helps ms-scale steps under drift and costs jump cases (README,
   /// "adaptive"); off by default. >= 0.
   int scheduled_extra_warmup = 0;
   /// Measured steps an arm needs to be chosen; its cost is their time over
