@@ -491,6 +491,13 @@ TYPED_TEST(Adaptive, blocks_warm_up_only_where_the_arm_meets_a_new_set)
   auto options = small_options();
   options.recheck_period = options.recheck_max_period = 0;
   Prices const prices = flat_prices(1.0, 1.2, 1.4); // no arm cut
+  // The first decision of a session on 40 steps of drift.
+  auto const first_decision_on_drift = [&](hst::AdaptiveOptions const &o) {
+    auto const s = one_motion(hw::Motion::drift, 40);
+    Harness<ExecutionSpace> h(s.cols[0], o, prices);
+    h.run(s, 0, s.size());
+    return h.session.report().decisions.at(0);
+  };
   {
     SCOPED_TRACE("frozen");
     auto const s = one_motion(hw::Motion::frozen, 40);
@@ -520,10 +527,7 @@ TYPED_TEST(Adaptive, blocks_warm_up_only_where_the_arm_meets_a_new_set)
     SCOPED_TRACE("drift");
     // The set moves every step: from the exact-set arm's second step on, the
     // probe knows it, and every block (round 1 and 2) begins with a warm-up.
-    auto const s = one_motion(hw::Motion::drift, 40);
-    Harness<ExecutionSpace> h(s.cols[0], options, prices);
-    h.run(s, 0, s.size());
-    auto const &d = h.session.report().decisions.at(0);
+    auto const d = first_decision_on_drift(options);
     EXPECT_EQ(d.warmup_steps, (std::array<int, 3>{2, 2, 2}));
     EXPECT_EQ(d.measured_steps, (std::array<int, 3>{3, 3, 3}));
     EXPECT_EQ(d.step, max_probe_length(options));
@@ -535,10 +539,7 @@ TYPED_TEST(Adaptive, blocks_warm_up_only_where_the_arm_meets_a_new_set)
     // seen move, warms up 1 + 1 steps; the other arms' 1.
     auto extra = options;
     extra.scheduled_extra_warmup = 1;
-    auto const s = one_motion(hw::Motion::drift, 40);
-    Harness<ExecutionSpace> h(s.cols[0], extra, prices);
-    h.run(s, 0, s.size());
-    auto const &d = h.session.report().decisions.at(0);
+    auto const d = first_decision_on_drift(extra);
     EXPECT_EQ(d.warmup_steps, (std::array<int, 3>{4, 2, 2}));
     EXPECT_EQ(d.measured_steps, (std::array<int, 3>{3, 3, 3}));
     EXPECT_EQ(d.step, max_probe_length(extra));
@@ -547,10 +548,7 @@ TYPED_TEST(Adaptive, blocks_warm_up_only_where_the_arm_meets_a_new_set)
   {
     SCOPED_TRACE("no warm-up");
     options.warmup_steps = 0;
-    auto const s = one_motion(hw::Motion::drift, 40);
-    Harness<ExecutionSpace> h(s.cols[0], options, prices);
-    h.run(s, 0, s.size());
-    auto const &d = h.session.report().decisions.at(0);
+    auto const d = first_decision_on_drift(options);
     EXPECT_EQ(d.warmup_steps, (std::array<int, 3>{0, 0, 0}));
     EXPECT_EQ(d.step, 9);
   }
