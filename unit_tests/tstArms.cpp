@@ -223,6 +223,77 @@ TYPED_TEST(Arms, sums_do_not_depend_on_the_thread_count)
   }
 }
 
+// Which y the host kernels add to one column at a time: LayoutLeft (or
+// strided) with columns a multiple of 64 KiB apart, B > 1.
+TEST(ColumnsCollide, only_columns_a_multiple_of_64_KiB_apart)
+{
+  using hst::detail::columns_collide;
+  using Left = Kokkos::View<Scalar **, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+  using Right = Kokkos::View<Scalar **, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  EXPECT_TRUE(columns_collide(Left("y", 8192, 8)));
+  EXPECT_TRUE(columns_collide(Left("y", 8192, 2)));
+  EXPECT_TRUE(columns_collide(Left("y", 3 * 8192, 5)));
+  EXPECT_TRUE(columns_collide(Left("y", 1 << 17, 2)));
+  EXPECT_FALSE(columns_collide(Left("y", 8191, 8)));
+  EXPECT_FALSE(columns_collide(Left("y", 4096, 8))); // 32 KiB apart
+  EXPECT_FALSE(columns_collide(Left("y", 1000000, 8)));
+  EXPECT_FALSE(columns_collide(Left("y", 8192, 1)));
+  EXPECT_FALSE(columns_collide(Right("y", 8192, 8)));
+}
+
+// Host backends: the layout of y does not change the sums. A LayoutLeft y
+// whose columns collide (row counts that are multiples of 8192) is added
+// one column at a time, any other y row-wise; each y(r, b) gets the same
+// terms in the same order, so the bits agree, on all threads and on one (the
+// LayoutRight run's on all threads: see sums_do_not_depend_on_the_thread_count).
+// Widths 8 and 13 (known and generic B; B = 1 never collides).
+TYPED_TEST(Arms, sums_do_not_depend_on_the_layout_of_y)
+{
+  using ExecutionSpace = TypeParam;
+  if constexpr (!hst::detail::is_synchronous_host_space<ExecutionSpace>)
+    GTEST_SKIP() << "device kernels add atomically";
+  else
+  {
+    using namespace hst::workload;
+    struct LayoutCase
+    {
+      Case c;
+      std::int64_t k;
+    };
+    std::vector<LayoutCase> const cases = {
+        // long columns: several runs per row block and per scatter run
+        {{"rectangular_8192x600", rectangular_band<Scalar, Ordinal>(8192, 600, 3)}, 200},
+        // columns of one or two entries: scatter runs end at 64 columns
+        {{"rectangular_8192x6000", rectangular_band<Scalar, Ordinal>(8192, 6000, 0)},
+         300},
+        {{"grid_2d_60x60 (row-wise)", grid_2d<Scalar, Ordinal>(60, 60)}, 1200}};
+    for (auto const &[c, k] : cases)
+      for (int width : {8, 13})
+      {
+        hst::workload::WorkloadOptions w;
+        w.width = width;
+        w.churn = 0.25;
+        w.k = k;
+        auto const right =
+            run_workload<ExecutionSpace, Kokkos::LayoutRight, Kokkos::LayoutRight>(c.A, w,
+                                                                                   3);
+        for (auto const &options : {every_step_parallel(), every_step_on_one_thread()})
+        {
+          SCOPED_TRACE(c.name + " B = " + std::to_string(width) +
+                       (options.min_parallel_work == 0 ? " parallel" : " one thread"));
+          auto const left =
+              run_workload<ExecutionSpace, Kokkos::LayoutRight, Kokkos::LayoutLeft>(
+                  c.A, w, 3, options);
+          EXPECT_TRUE(same_bits(left.scheduled, right.scheduled));
+          EXPECT_TRUE(same_bits(left.exact_set, right.exact_set));
+          EXPECT_TRUE(same_bits(left.scatter, right.scatter));
+          EXPECT_LE(relative_error(left.scheduled, left.full), 1e-13);
+          EXPECT_LE(relative_error(left.scatter, left.full), 1e-13);
+        }
+      }
+  }
+}
+
 // One step of each arm on the given columns against the host loop, with
 // parallel kernels and on one thread.
 template <class ExecutionSpace>

@@ -38,11 +38,77 @@ struct ScatterFunctor
   }
 };
 
+// Where columns_collide(y): the entries of cols[0, k) in rows [lo, hi), added
+// by add_run_by_column over runs of columns of about run_entries entries (at
+// most run_columns columns). Each y(r, b) receives its terms in the order of
+// `cols`, as in the row-wise walk.
+template <int W, class ColPtr, class Rows, class Values, class Cols, class Dx, class Y>
+KOKKOS_FUNCTION void scatter_by_column(ColPtr const &col_ptr, Rows const &row,
+                                       Values const &val, Cols const &cols, Dx const &dx,
+                                       Y const &y, int width, int k,
+                                       typename Rows::non_const_value_type lo,
+                                       typename Rows::non_const_value_type hi)
+{
+  constexpr int run_columns = 64;
+  constexpr std::size_t run_entries = 1024;
+  struct Segment
+  {
+    std::size_t begin, end;
+    int position;
+  } run[run_columns];
+  int n = 0;
+  std::size_t entries = 0;
+  auto const add_run = [&] {
+    add_run_by_column<W>(
+        [&](auto &&add) {
+          for (int s = 0; s < n; ++s)
+            add(run[s].position, run[s].begin, run[s].end);
+        },
+        row, val, dx, y, width);
+    n = 0;
+    entries = 0;
+  };
+  for (int i = 0; i < k; ++i)
+  {
+    std::size_t begin = col_ptr(cols(i));
+    std::size_t end = col_ptr(cols(i) + 1);
+    if (!clip_to_rows(row, begin, end, lo, hi))
+      continue;
+    run[n++] = Segment{begin, end, i};
+    entries += end - begin;
+    if (n == run_columns || entries >= run_entries)
+      add_run();
+  }
+  add_run();
+}
+
+// The whole sum on one thread, one column of y at a time (scatter_by_column
+// over every row).
+template <int W, class ColPtr, class Rows, class Values, class Cols, class Dx, class Y>
+struct ColumnScatterFunctor
+{
+  ColPtr col_ptr;
+  Rows row;
+  Values val;
+  Cols cols;
+  Dx dx;
+  Y y;
+  int width;
+  int k;
+  typename Rows::non_const_value_type n_rows;
+
+  KOKKOS_FUNCTION void operator()(int) const
+  {
+    scatter_by_column<W>(col_ptr, row, val, cols, dx, y, width, k, 0, n_rows);
+  }
+};
+
 // The same sum on host threads without atomics: work item t owns the rows
 // ranges.begin(t) to ranges.end(t) of the rows the step touches and walks every
-// changed column, adding only the entries in its rows (clip_to_rows). Each row
-// of y receives its terms in the order of `cols`, as on one thread: the sums
-// are bitwise the same for any number of threads.
+// changed column, adding only the entries in its rows (clip_to_rows), row-wise
+// or by column (scatter_by_column). Each row of y receives its terms in the
+// order of `cols`, as on one thread: the sums are bitwise the same for any
+// number of threads.
 template <int W, class ColPtr, class Rows, class Values, class Cols, class Dx, class Y>
 struct RowPartitionedScatterFunctor
 {
@@ -56,11 +122,14 @@ struct RowPartitionedScatterFunctor
   int width;
   int k;
   RowRanges<Ordinal> ranges;
+  bool by_column; // columns_collide(y)
 
   KOKKOS_FUNCTION void operator()(int t) const
   {
     auto const lo = ranges.begin(t);
     auto const hi = ranges.end(t);
+    if (by_column)
+      return scatter_by_column<W>(col_ptr, row, val, cols, dx, y, width, k, lo, hi);
     for (int i = 0; i < k; ++i)
     {
       auto const c = cols(i);
@@ -129,10 +198,21 @@ void scatter_apply(ExecutionSpace const &space, Data const &op, int width,
     if (run_inline(space, work, op.options.min_parallel_work))
     {
       dispatch_width(width, [&](auto w) {
-        ScatterFunctor<decltype(w)::value, decltype(op.col_ptr), decltype(op.csc_row),
-                       decltype(op.csc_val), Cols, Dx, Y> const functor{
-            op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width};
-        run_on_calling_thread(space, kernel_label, k, functor);
+        constexpr int W = decltype(w)::value;
+        if (columns_collide(y))
+        {
+          ColumnScatterFunctor<W, decltype(op.col_ptr), decltype(op.csc_row),
+                               decltype(op.csc_val), Cols, Dx, Y> const functor{
+              op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width, k, op.n_rows};
+          run_on_calling_thread(space, kernel_label, 1, functor);
+        }
+        else
+        {
+          ScatterFunctor<W, decltype(op.col_ptr), decltype(op.csc_row),
+                         decltype(op.csc_val), Cols, Dx, Y> const functor{
+              op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width};
+          run_on_calling_thread(space, kernel_label, k, functor);
+        }
       });
       return;
     }
@@ -153,7 +233,8 @@ void scatter_apply(ExecutionSpace const &space, Data const &op, int width,
           Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Static>,
                               Kokkos::IndexType<int>>(space, 0, ranges.parts,
                                                       Kokkos::ChunkSize(1)),
-          Functor{op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width, k, ranges});
+          Functor{op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width, k, ranges,
+                  columns_collide(y)});
     });
   }
   else

@@ -37,7 +37,9 @@ struct WorkRange
 // nonempty pieces, so an absent column of a scheduled tile costs nothing in
 // the kernel: no test, no zero multiply. Work items own distinct rows (a
 // tile's rows lie in its row block): no atomics, and the sum order is fixed by
-// the list, on any number of threads.
+// the list, on any number of threads. Where `by_column` (columns_collide(y)),
+// a block's pieces are added in runs of about run_entries entries (read from
+// cache in the later columns' walks), one column of y at a time.
 template <int W, class Work, class Pieces, class Rows, class Values, class Dx, class Y>
 struct TiledFunctor
 {
@@ -48,18 +50,39 @@ struct TiledFunctor
   Dx dx;
   Y y;
   int width;
+  bool by_column;
+
+  static constexpr std::int64_t run_entries = 1024;
 
   KOKKOS_FUNCTION void operator()(int w) const
   {
     WorkRange const range = work(w);
-    for (auto s = range.begin; s < range.end; ++s)
-    {
-      TilePiece const piece = pieces(s);
-      DxRow<W, Dx> const x(dx, piece.position, width);
-      auto const end = piece.begin + std::size_t(piece.length);
-      for (auto p = piece.begin; p < end; ++p)
-        add_scaled<false>(y, row(p), val(p), x);
-    }
+    if (!by_column)
+      for (auto s = range.begin; s < range.end; ++s)
+      {
+        TilePiece const piece = pieces(s);
+        DxRow<W, Dx> const x(dx, piece.position, width);
+        auto const end = piece.begin + std::size_t(piece.length);
+        for (auto p = piece.begin; p < end; ++p)
+          add_scaled<false>(y, row(p), val(p), x);
+      }
+    else
+      for (auto first = range.begin; first < range.end;)
+      {
+        auto last = first;
+        for (std::int64_t n = 0; last < range.end && n < run_entries; ++last)
+          n += pieces(last).length;
+        add_run_by_column<W>(
+            [&](auto &&add) {
+              for (auto s = first; s < last; ++s)
+              {
+                TilePiece const piece = pieces(s);
+                add(piece.position, piece.begin, piece.begin + std::size_t(piece.length));
+              }
+            },
+            row, val, dx, y, width);
+        first = last;
+      }
   }
 };
 
@@ -125,7 +148,8 @@ void tiled_apply(ExecutionSpace const &space, Data const &op, int n_work,
       constexpr int W = decltype(w)::value;
       using Functor = TiledFunctor<W, Work, Pieces, decltype(op.tile_row),
                                    decltype(op.tile_val), Dx, Y>;
-      Functor const functor{work, pieces, op.tile_row, op.tile_val, dx, y, width};
+      Functor const functor{work, pieces, op.tile_row, op.tile_val,
+                            dx,   y,      width,       columns_collide(y)};
       if (inline_step)
         run_on_calling_thread(space, kernel_label, n_work, functor);
       else // row blocks hold unequal numbers of pieces

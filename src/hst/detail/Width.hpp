@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstddef>
 #include <type_traits>
 
 namespace hst::detail
@@ -119,6 +120,58 @@ KOKKOS_FORCEINLINE_FUNCTION void add_scaled(Y const &y, Ordinal r, Scalar v, X c
         y(r, b) += v * x[b];
     }
   }
+}
+
+// Where a row of y is not contiguous (LayoutLeft), a row's B values lie a
+// column apart. When that distance is a multiple of 64 KiB (a column length
+// divisible by 8192 doubles), the B lines of a row fall in one set of the L2
+// cache (and of the L1; on large y, beyond 512 KiB, likely of the TLB too),
+// and a kernel that adds an entry's B terms at once evicts its own lines.
+// Measured on this project's 2-core machine (48 KiB L1d, 1 MiB L2 per core),
+// LayoutLeft, B = 8:
+//  - grid3d_7pt_32x32x32 (32768 rows, columns 256 KiB apart; `hst-sweep
+//    --microsecond --operators grid3d_7pt_32x32x32 --motions frozen,drift
+//    --rho 0.01`): scatter 22.1 and 22.5 us/step row-wise (1.4-2.6 on
+//    LayoutRight), 5.7 and 3.9 column by column; scheduled 21.5 and 22.2
+//    against 6.1 and 4.2 (frozen; drift alike).
+//  - 2D grids, k = 3000, drift (bench_kernels), the scatter and scheduled
+//    steps over the exact-set arm's (which writes each row once): row-wise
+//    1.8-2.2x and 2.6-2.8x on 512^2, 1024^2 and 1536^2 rows (multiples of
+//    2 MiB apart), 1.3x and 1.6x on 768^2 (512 KiB x 9), 0.7x on 896^2
+//    (128 KiB x 49); column by column 0.5-0.9x and 0.6-0.8x, 0.8x and 0.8x,
+//    and 0.9x on 896^2: there, with y far larger than the caches, the
+//    column walk (which reads each entry B times) lost, the price of one
+//    rule. It lost too on 1000^2, 992^2 and 960^2 (columns 8000 bytes and
+//    8 and 32 KiB times an odd number apart), which stay row-wise.
+// Putting a row's loads before its stores did not help. Where
+// columns_collide(y) the host kernels add runs of entries one column of y at
+// a time; each y(r, b) receives the same terms in the same order either way,
+// so the sums are bitwise the same.
+template <class Y>
+bool columns_collide(Y const &y)
+{
+  if constexpr (std::is_same_v<typename Y::array_layout, Kokkos::LayoutRight>)
+    return false;
+  else
+    return y.extent(1) > 1 &&
+           (y.stride(1) * sizeof(typename Y::value_type)) % (std::size_t(64) << 10) == 0;
+}
+
+// Adds a run of entries into y one column at a time. `run(add)` calls
+// add(position, begin, end) for each piece of the run, in order: the entries
+// [begin, end) of `row` and `val`, scaled by row `position` of dx.
+template <int W, class Rows, class Values, class Dx, class Y, class Run>
+KOKKOS_FORCEINLINE_FUNCTION void add_run_by_column(Run const &run, Rows const &row,
+                                                   Values const &val, Dx const &dx,
+                                                   Y const &y, int width)
+{
+  int const n_b = W > 0 ? W : width;
+  for (int b = 0; b < n_b; ++b)
+    run([&](int position, std::size_t begin, std::size_t end) {
+      auto const x = dx(position, b);
+      for (auto p = begin; p < end; ++p)
+        y(row(p), b) += val(p) * x;
+    });
 }
 
 } // namespace hst::detail
