@@ -131,9 +131,9 @@ KOKKOS_FORCEINLINE_FUNCTION void add_scaled(Y const &y, Ordinal r, Scalar v, X c
 // LayoutLeft, B = 8:
 //  - grid3d_7pt_32x32x32 (32768 rows, columns 256 KiB apart; `hst-sweep
 //    --microsecond --operators grid3d_7pt_32x32x32 --motions frozen,drift
-//    --rho 0.01`): scatter 22.1 and 22.5 us/step row-wise (1.4-2.6 on
-//    LayoutRight), 5.7 and 3.9 column by column; scheduled 21.5 and 22.2
-//    against 6.1 and 4.2 (frozen; drift alike).
+//    --rho 0.01`, frozen, two runs each): scatter 24.7 and 25.0 us/step
+//    row-wise (1.4-2.6 on LayoutRight), 4.5 and 6.4 column by column;
+//    scheduled 24.3 and 24.1 against 5.0 and 6.9; drift alike.
 //  - 2D grids, k = 3000, drift (bench_kernels), the scatter and scheduled
 //    steps over the exact-set arm's (which writes each row once): row-wise
 //    1.8-2.2x and 2.6-2.8x on 512^2, 1024^2 and 1536^2 rows (multiples of
