@@ -82,27 +82,6 @@ KOKKOS_FUNCTION void scatter_by_column(ColPtr const &col_ptr, Rows const &row,
   add_run();
 }
 
-// The whole sum on one thread, one column of y at a time (scatter_by_column
-// over every row).
-template <int W, class ColPtr, class Rows, class Values, class Cols, class Dx, class Y>
-struct ColumnScatterFunctor
-{
-  ColPtr col_ptr;
-  Rows row;
-  Values val;
-  Cols cols;
-  Dx dx;
-  Y y;
-  int width;
-  int k;
-  typename Rows::non_const_value_type n_rows;
-
-  KOKKOS_FUNCTION void operator()(int) const
-  {
-    scatter_by_column<W>(col_ptr, row, val, cols, dx, y, width, k, 0, n_rows);
-  }
-};
-
 // The same sum on host threads without atomics: work item t owns the rows
 // ranges.begin(t) to ranges.end(t) of the rows the step touches and walks every
 // changed column, adding only the entries in its rows (clip_to_rows), row-wise
@@ -199,13 +178,11 @@ void scatter_apply(ExecutionSpace const &space, Data const &op, int width,
     {
       dispatch_width(width, [&](auto w) {
         constexpr int W = decltype(w)::value;
-        if (columns_collide(y))
-        {
-          ColumnScatterFunctor<W, decltype(op.col_ptr), decltype(op.csc_row),
-                               decltype(op.csc_val), Cols, Dx, Y> const functor{
-              op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width, k, op.n_rows};
-          run_on_calling_thread(space, kernel_label, 1, functor);
-        }
+        if (columns_collide(y)) // one work item: every column, every row
+          run_on_calling_thread(space, kernel_label, 1, [&](int) {
+            scatter_by_column<W>(op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width,
+                                 k, 0, op.n_rows);
+          });
         else
         {
           ScatterFunctor<W, decltype(op.col_ptr), decltype(op.csc_row),
