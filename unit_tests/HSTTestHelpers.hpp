@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -151,6 +153,22 @@ inline double relative_error(std::vector<Scalar> const &a, std::vector<Scalar> c
     scale = std::max(scale, std::abs(b[i]));
   }
   return scale > 0 ? diff / scale : diff;
+}
+
+// Operator options whose steps all run as parallel kernels (on host backends
+// with more than one thread), and ones whose steps all run on the calling
+// thread.
+inline hst::OperatorOptions every_step_parallel()
+{
+  hst::OperatorOptions options;
+  options.min_parallel_work = 0;
+  return options;
+}
+inline hst::OperatorOptions every_step_on_one_thread()
+{
+  hst::OperatorOptions options;
+  options.min_parallel_work = std::numeric_limits<std::int64_t>::max();
+  return options;
 }
 
 } // namespace hst_test
