@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Usage: scripts/fuzz.sh [SECONDS] [BUILD_DIR]
 # Builds the libFuzzer targets (fuzz/, clang++-14 with ASan and UBSan, against
-# Debian's Serial Kokkos: no Kokkos rebuild) and runs each for half of SECONDS
-# (default 60 in all), starting from the committed seeds in fuzz/corpus/.
+# Debian's Serial Kokkos: no Kokkos rebuild) and runs the two side by side,
+# each for half of SECONDS (default 60 in all, 30 s of wall time on two cores),
+# starting from the committed seeds in fuzz/corpus/.
 # New inputs go to a scratch corpus; a finding leaves its input as
 # BUILD_DIR/<target>-crash-* and fails the script. To fuzz longer, e.g. an
 # hour each with the inputs kept:
@@ -21,7 +22,7 @@ if [[ -z $clang ]]; then
 fi
 cmake -S . -B "$build" -DCMAKE_CXX_COMPILER="$clang" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS=-Wall -Wextra -Werror" -DHST_ENABLE_FUZZING=ON >/dev/null
-cmake --build "$build" -j2 --target fuzz_matrix_market fuzz_apply_input
+cmake --build "$build" -j2 # the two fuzz targets, nothing else
 [[ $seconds -gt 0 ]] || exit 0
 
 each=$((seconds / 2))
@@ -44,5 +45,14 @@ run() {
   grep -E '^(INFO: seed corpus|Done [0-9]+ runs|stat::(number_of_executed_units|new_units_added|peak_rss_mb))' \
     "$scratch/$target.log"
 }
-run fuzz_matrix_market fuzz/corpus/matrix_market -dict=fuzz/matrix_market.dict
-run fuzz_apply_input fuzz/corpus/apply_input
+run fuzz_matrix_market fuzz/corpus/matrix_market -dict=fuzz/matrix_market.dict \
+  >"$scratch/matrix_market.out" 2>&1 &
+matrix_market=$!
+run fuzz_apply_input fuzz/corpus/apply_input >"$scratch/apply_input.out" 2>&1 &
+apply_input=$!
+status=0
+wait "$matrix_market" || status=1
+cat "$scratch/matrix_market.out"
+wait "$apply_input" || status=1
+cat "$scratch/apply_input.out"
+exit "$status"

@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
   libopenmpi-dev openmpi-bin libgtest-dev libbenchmark-dev
-  cmake g++ make python3-matplotlib
+  cmake g++ make ninja-build python3-matplotlib
   # the HIP compile job of scripts/test.sh (Kokkos built by kokkos_from_debian.sh)
   hipcc libamdhip64-dev rocm-device-libs
   # PyTorch extension (HST_ENABLE_TORCH): Debian's libtorch and its Python,

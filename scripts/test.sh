@@ -35,8 +35,9 @@ cmake --build build-sanitize -j2
 # Debug); the RelWithDebInfo and OpenMP jobs run the full 1e5. tstDistributed
 # at 1 and 3 ranks here (uneven blocks, neighbours on both sides; 2 and 4
 # ranks took 70 s and 151 s of the job's 522 s of tests); the other two jobs
-# run 1 to 4 ranks.
-HST_LONG_STEPS=20000 ctest --test-dir build-sanitize --output-on-failure \
+# run 1 to 4 ranks. Two tests at a time (each runs one thread; an MPI test
+# counts its ranks against the two: ctest's PROCESSORS).
+HST_LONG_STEPS=20000 ctest --test-dir build-sanitize --output-on-failure -j2 \
   -E '^tstDistributed_np[24]$'
 
 section "Serial: tests, examples, benchmarks"
@@ -61,7 +62,7 @@ ctest --test-dir "$tmp/examples" --output-on-failure
 pyver=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 (cd "$tmp" && PYTHONPATH="$tmp/install/lib/python$pyver/site-packages" /usr/bin/python3 -c \
   'import hst, torch; op = hst.HSTOperator(hst.suite_operator("grid2d_5pt_100x100")); y = torch.zeros(op.num_rows, 8, dtype=torch.float64); op.scatter(8).apply_cols([3], torch.ones(1, 8, dtype=torch.float64), y); assert y.abs().sum() > 0; print("installed hst:", hst.__file__)')
-ctest --test-dir "$build" --output-on-failure 2>&1 | tee "$tmp/serial-summary.txt"
+ctest --test-dir "$build" --output-on-failure -j2 2>&1 | tee "$tmp/serial-summary.txt"
 
 section "OpenMP: the whole suite at 2 threads and at 1"
 scripts/kokkos_from_debian.sh openmp build-deps/kokkos-openmp
@@ -70,17 +71,24 @@ cmake -S . -B build-openmp "${flags[@]}" -DCMAKE_PREFIX_PATH="$PWD/build-deps/ko
 cmake --build build-openmp -j2
 # Passive waits: MPI tests put up to 4 ranks of 2 threads on 2 cores, where
 # spinning OpenMP threads would take the cores from the ranks they wait for.
+# At one thread, two tests at a time.
 for threads in 2 1; do
   echo "OMP_NUM_THREADS=$threads"
   OMP_NUM_THREADS=$threads OMP_PROC_BIND=false OMP_WAIT_POLICY=passive \
-    ctest --test-dir build-openmp --output-on-failure 2>&1 | tee "$tmp/openmp-$threads.txt"
+    ctest --test-dir build-openmp --output-on-failure -j$((2 / threads)) 2>&1 |
+    tee "$tmp/openmp-$threads.txt"
 done
 
 # Compile-only device jobs: Kokkos for the backend, then HST's entry points.
+# Ninja builds the three targets side by side (make takes them one at a time,
+# each on its own: 452 s for HIP, 293 s of it tstArms on one core; 304 s now).
 device_compile() {
   local backend=$1 compiler=$2 extra=$3
   scripts/kokkos_from_debian.sh "$backend" "build-deps/kokkos-$backend"
-  cmake -S . -B "build-$backend" -DCMAKE_BUILD_TYPE=Release \
+  if ! grep -qs '^CMAKE_GENERATOR:INTERNAL=Ninja$' "build-$backend/CMakeCache.txt"; then
+    rm -rf "build-$backend" # made by an earlier version of this script, with make
+  fi
+  cmake -S . -B "build-$backend" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CXX_COMPILER="$compiler" "-DCMAKE_CXX_FLAGS=-Wall -Wextra -Werror $extra" \
     -DCMAKE_PREFIX_PATH="$PWD/build-deps/kokkos-$backend" -DHST_ENABLE_TESTS=ON
   cmake --build "build-$backend" -j2 --target tstEntryPoints tstArms hst_headers_self_contained
@@ -105,9 +113,9 @@ if [[ -x $nvcc ]]; then
   done
 fi
 
-section "Fuzzing: the Matrix Market reader and the apply input checks, 60 s"
+section "Fuzzing: the Matrix Market reader and the apply input checks, 30 s each"
 # clang++-14 with libFuzzer, ASan and UBSan against Debian's Serial Kokkos
-# (two targets, no Kokkos rebuild); 30 s each from fuzz/corpus/.
+# (two targets, no Kokkos rebuild); 30 s each from fuzz/corpus/, side by side.
 scripts/fuzz.sh 60 build-fuzz
 
 section "Mutation: each deliberate fault fails the Serial tests"
