@@ -21,7 +21,12 @@
 namespace hst_test
 {
 
-// The execution spaces the tests run on: every one Kokkos was built with.
+// The execution spaces the tests run on: every one Kokkos was built with, or
+// (HST_TEST_ALL_SPACES=OFF, e.g. CI's OpenMP and HIP jobs, whose Serial space
+// the Serial jobs test) its default one.
+#ifdef HST_TEST_DEFAULT_SPACE_ONLY
+using DeviceTypes = ::testing::Types<Kokkos::DefaultExecutionSpace>;
+#else
 using DeviceTypes = ::testing::Types<
 #ifdef KOKKOS_ENABLE_CUDA
     Kokkos::Cuda,
@@ -39,6 +44,7 @@ using DeviceTypes = ::testing::Types<
     Kokkos::Serial
 #endif
     >;
+#endif
 
 using Scalar = double;
 using Ordinal = int;
