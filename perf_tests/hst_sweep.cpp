@@ -29,6 +29,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -66,6 +67,10 @@ struct Arguments
   double min_time = 0.2;
   int max_repeats = 128;
   bool noise_floor = false;
+  // --variant: the adaptive session again with these options changed, timed
+  // in the same rounds as the one with the defaults.
+  std::string variant_text;
+  std::optional<hst::AdaptiveOptions> variant;
   int width = 8;
   Layout layout = Layout::left;
 };
@@ -75,7 +80,7 @@ constexpr char const *usage =
     "                 [--motions drift,jump,frozen] [--rho 0.002,0.01,0.05,0.25]\n"
     "                 [--steps 200] [--repeats R] [--min-time S] [--max-repeats N]\n"
     "                 [--B 8] [--layout left|right] [--noise-floor] [--no-growth]\n"
-    "                 [--list]\n"
+    "                 [--variant NAME=VALUE,...] [--list]\n"
     "  --quick       the quick suite (about 3 minutes on 2 cores), at least 3 passes\n"
     "  --microsecond the microsecond-steps regime: full-suite operators of 1e4 to\n"
     "                3e5 rows, each arm's and the session's making and first step\n"
@@ -98,6 +103,11 @@ constexpr char const *usage =
     "                session in the same rounds, and report each case's best arm\n"
     "                against its copy: the table the adaptive session's is read\n"
     "                against (about twice the time)\n"
+    "  --variant NAME=VALUE,...  also time the adaptive session with these\n"
+    "                AdaptiveOptions changed (warmup_steps, scheduled_extra_warmup,\n"
+    "                scheduled_rise_warmup, measure_steps, cut_ratio, switch_margin,\n"
+    "                time_shift_ratio), in the same rounds, and report it beside\n"
+    "                the default session (not with --noise-floor)\n"
     "  --no-growth   skip the cost-growth series (1e4 to 1e6 rows at k = 300)\n"
     "  --list        print the selected operators and exit\n";
 
@@ -135,6 +145,38 @@ int parse_count(std::string const &flag, std::string const &text, int minimum)
   return int(value);
 }
 
+// AdaptiveOptions with the fields in "name=value,..." changed (--variant).
+hst::AdaptiveOptions parse_variant(std::string const &flag, std::string const &text)
+{
+  hst::AdaptiveOptions o;
+  for (auto const &item : split(text))
+  {
+    auto const eq = item.find('=');
+    std::string const name = item.substr(0, eq);
+    if (eq == std::string::npos)
+      usage_error("argument '" + flag + "' expects NAME=VALUE, got '" + item + "'");
+    std::string const value = item.substr(eq + 1);
+    if (name == "warmup_steps")
+      o.warmup_steps = parse_count(flag, value, 0);
+    else if (name == "scheduled_extra_warmup")
+      o.scheduled_extra_warmup = parse_count(flag, value, 0);
+    else if (name == "scheduled_rise_warmup")
+      o.scheduled_rise_warmup = parse_count(flag, value, 0);
+    else if (name == "measure_steps")
+      o.measure_steps = parse_count(flag, value, 1);
+    else if (name == "cut_ratio")
+      o.cut_ratio = parse_number(flag, value);
+    else if (name == "switch_margin")
+      o.switch_margin = parse_number(flag, value);
+    else if (name == "time_shift_ratio")
+      o.time_shift_ratio = parse_number(flag, value);
+    else
+      usage_error("argument '" + flag + "': unknown or unsupported option '" + name +
+                  "'");
+  }
+  return o;
+}
+
 Arguments parse(int argc, char *argv[])
 {
   Arguments a;
@@ -166,6 +208,11 @@ Arguments parse(int argc, char *argv[])
       a.growth = false;
     else if (flag == "--noise-floor")
       a.noise_floor = true;
+    else if (flag == "--variant")
+    {
+      a.variant_text = value();
+      a.variant = parse_variant(flag, a.variant_text);
+    }
     else if (flag == "--list")
       a.list = true;
     else if (flag == "--out")
@@ -231,6 +278,8 @@ Arguments parse(int argc, char *argv[])
     a.repeats = a.quick ? 3 : 5;
   if (a.motions.empty() || a.rhos.empty())
     usage_error("'--motions' and '--rho' need at least one value");
+  if (a.variant && a.noise_floor)
+    usage_error("'--variant' and '--noise-floor' both time second copies: choose one");
   return a;
 }
 
@@ -298,8 +347,10 @@ struct Case
   int k = 0;
   double changed_nnz = 0;
   double replaced = 0;
-  std::map<Rung, double> us;       // median us/step per arm
-  std::map<Rung, double> us_again; // the same of each arm's second copy (--noise-floor)
+  std::map<Rung, double> us; // median us/step per arm
+  // The same of each arm's second copy (--noise-floor), or of the adaptive
+  // session with the variant's options (--variant).
+  std::map<Rung, double> us_again;
   std::map<Rung, double> rel_error;
   int passes = 0; // per arm
 
@@ -408,7 +459,8 @@ std::vector<Rung> const &measured_rungs()
 // balanced order (4 rounds for the 4 rungs), all up to max_repeats. Short
 // cases (a few us per step) thus get the many passes their noise needs.
 // With `again`, a second copy of each rung runs in the same rounds and its
-// medians go there (--noise-floor).
+// medians go there (--noise-floor); with a.variant as well, only the adaptive
+// rung's, with the variant's options (--variant).
 template <class L>
 std::map<Rung, double>
 measure_arms(Staged<L> const &p, HSTOperator const &op, Arguments const &a,
@@ -423,7 +475,8 @@ measure_arms(Staged<L> const &p, HSTOperator const &op, Arguments const &a,
     slots.emplace_back(r, false);
   if (again)
     for (Rung r : measured_rungs())
-      slots.emplace_back(r, true);
+      if (!a.variant || r == Rung::adaptive)
+        slots.emplace_back(r, true);
   // Whole cycles of the balanced order, so that each slot follows each other
   // slot equally often.
   int const cycle = int(slots.size() % 2 ? 2 * slots.size() : slots.size());
@@ -434,19 +487,33 @@ measure_arms(Staged<L> const &p, HSTOperator const &op, Arguments const &a,
     for (std::size_t i : balanced_order(slots.size(), r))
     {
       auto const [arm, copy] = slots[i];
-      Pass const pass = run_rung(arm, p, op, y);
+      Pass pass;
+      if (copy && a.variant)
+      {
+        // Swapped outside the timed pass; the cost model (--model) is shared.
+        hst::AdaptiveOptions const defaults = adaptive_options();
+        adaptive_options() = *a.variant;
+        adaptive_options().model = defaults.model;
+        pass = run_rung(arm, p, op, y);
+        adaptive_options() = defaults;
+      }
+      else
+        pass = run_rung(arm, p, op, y);
       if (rel_error)
         (*rel_error)[arm] = std::max((*rel_error)[arm], pass.rel_error);
+      // --microsecond: the whole run, making and first step included (copies
+      // alike).
+      double const us_per_step =
+          a.microsecond
+              ? (1e6 * pass.prepare_seconds + pass.us_per_step * double(p.steps - 1)) /
+                    double(p.steps)
+              : pass.us_per_step;
       if (copy)
       {
-        us_again[arm].push_back(pass.us_per_step);
+        us_again[arm].push_back(us_per_step);
         continue;
       }
-      // --microsecond: the whole run, making and first step included.
-      us[arm].push_back(a.microsecond ? (1e6 * pass.prepare_seconds +
-                                         pass.us_per_step * double(p.steps - 1)) /
-                                            double(p.steps)
-                                      : pass.us_per_step);
+      us[arm].push_back(us_per_step);
       prep[arm].push_back(pass.prepare_seconds);
     }
     if (r == 0)
@@ -640,6 +707,11 @@ void print_summary(std::ostream &out, std::vector<Case> const &cases,
         "Noise floor: the best arm of each case vs a second copy of it, timed in "
         "the same rounds (t_best / t_copy)",
         [](Case const &c) { return c.us_again.at(c.best()); });
+  if (a.variant)
+    print_vs_best(out, cases, groups,
+                  "Adaptive session with --variant " + a.variant_text +
+                      ", in the same rounds (t_best / t_variant, probing included)",
+                  [](Case const &c) { return c.us_again.at(Rung::adaptive); });
   out << "\nWorst case of a fixed choice: max over operators of t_arm / t_best\n";
   worst.print(out);
   for (Rung arm : arms)
@@ -783,8 +855,12 @@ void write_outputs(Arguments const &a, std::vector<OperatorInfo> const &infos,
       for (auto const &[arm, us] : *us_of)
         csv << c.op << ',' << c.family << ',' << hst::workload::to_string(c.motion) << ','
             << c.rho << ',' << c.k << ',' << c.changed_nnz << ',' << c.replaced << ','
-            << to_string(arm) << (us_of == &c.us ? "" : "_again") << ',' << us << ','
-            << c.rel_error.at(arm) << ',' << layout << ',' << c.passes << '\n';
+            << to_string(arm)
+            << (us_of == &c.us ? ""
+                : a.variant    ? "_variant"
+                               : "_again")
+            << ',' << us << ',' << c.rel_error.at(arm) << ',' << layout << ',' << c.passes
+            << '\n';
 
   std::ofstream prep(fs::path(a.out) / "preparation.csv");
   prep << "operator,family,shuffled,rows,cols,nnz,tiles,mean_tile_nnz,generate_s,"
@@ -928,10 +1004,10 @@ int run(Arguments const &a)
         c.changed_nnz = p.changed_nnz;
         c.replaced = p.replaced;
         bool const reference = motion == Motion::drift && rho == 0.01;
-        c.us = measure_arms(p, *op, a, &c.rel_error,
-                            reference || info.arm_prepare_s.empty() ? &info.arm_prepare_s
-                                                                    : nullptr,
-                            &c.passes, a.noise_floor ? &c.us_again : nullptr);
+        c.us = measure_arms(
+            p, *op, a, &c.rel_error,
+            reference || info.arm_prepare_s.empty() ? &info.arm_prepare_s : nullptr,
+            &c.passes, a.noise_floor || a.variant ? &c.us_again : nullptr);
         std::cout << "    " << hst::workload::to_string(motion) << " rho "
                   << fixed(rho, 3) << " k " << c.k << ":" << arm_list(c.us)
                   << "  us/step, best " << to_string(c.best()) << ", " << c.passes

@@ -1217,6 +1217,37 @@ TYPED_TEST(Adaptive, step_time_rise_reprobes_within_the_documented_bound)
   EXPECT_EQ(e[1].chosen, Arm::exact_set);
 }
 
+TYPED_TEST(Adaptive, scheduled_arm_warms_up_longer_in_a_reprobe_a_rise_began)
+{
+  using ExecutionSpace = TypeParam;
+  // Drift: the first probe chooses the scatter arm (1.0 us against 2.0);
+  // from step 30 its price triples, and the sampled rise starts a re-probe.
+  // scheduled_rise_warmup = 1 gives each of the scheduled arm's two blocks
+  // there one more warm-up step; the first probe is the same.
+  auto const s = one_motion(hw::Motion::drift, 160);
+  auto const decisions = [&](int rise_warmup) {
+    auto options = time_options();
+    options.scheduled_rise_warmup = rise_warmup;
+    Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(2.0, 2.0, 1.0));
+    h.run_repriced(s, {{30, flat_prices(2.0, 2.0, 3.0)}});
+    EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+    return h.session.report().decisions;
+  };
+  auto const off = decisions(0), on = decisions(1);
+  ASSERT_EQ(off.size(), 2u);
+  ASSERT_EQ(on.size(), 2u);
+  EXPECT_EQ(off[0].chosen, Arm::scatter);
+  EXPECT_EQ(on[0].step, off[0].step);
+  EXPECT_EQ(on[0].warmup_steps, off[0].warmup_steps);
+  EXPECT_EQ(on[1].probe_start, off[1].probe_start);
+  EXPECT_EQ(off[1].reason.rfind("scatter step time", 0), 0u) << off[1].reason;
+  auto expected = off[1].warmup_steps;
+  expected[slot(Arm::scheduled)] += 2;
+  EXPECT_EQ(on[1].warmup_steps, expected);
+  EXPECT_EQ(on[1].measured_steps, off[1].measured_steps);
+  EXPECT_EQ(on[1].step, off[1].step + 2);
+}
+
 TYPED_TEST(Adaptive, one_slow_sample_or_a_faster_step_does_not_reprobe)
 {
   using ExecutionSpace = TypeParam;
@@ -1436,6 +1467,8 @@ TYPED_TEST(Adaptive, bad_options_are_rejected_naming_the_field)
       {[](auto &o) { o.warmup_steps = -1; }, {"'options.warmup_steps'", "got -1"}},
       {[](auto &o) { o.scheduled_extra_warmup = -2; },
        {"'options.scheduled_extra_warmup'", "got -2"}},
+      {[](auto &o) { o.scheduled_rise_warmup = -1; },
+       {"'options.scheduled_rise_warmup'", "got -1"}},
       {[](auto &o) { o.measure_steps = 0; }, {"'options.measure_steps'", "got 0"}},
       {[](auto &o) { o.cut_ratio = 0.5; }, {"'options.cut_ratio'", ">= 1", "got 0.5"}},
       {[](auto &o) { o.cut_ratio = std::nan(""); }, {"'options.cut_ratio'", "got nan"}},

@@ -161,7 +161,8 @@
 // reports every arm's prediction beside its measured cost.
 //
 // Probe length (N = arms.size(), w = warmup_steps, m = measure_steps, e =
-// scheduled_extra_warmup if the scheduled arm is allowed, else 0): at most
+// scheduled_extra_warmup, plus scheduled_rise_warmup in a re-probe a rising
+// step time began, if the scheduled arm is allowed, else 0): at most
 // L = N * (w + 1) + (m > 1 ? N * (w + m - 1) : 0) + e * (m > 1 ? 2 : 1)
 // steps (no arm cut); when every arm but the fastest is cut, (N - 1) * (w +
 // 1) + 2 w + m + e * (m > 1 ? 2 : 1) at most. With the defaults (3 arms,
@@ -355,6 +356,9 @@ inline AdaptiveOptions const &check_adaptive_options(AdaptiveOptions const &o, i
   if (o.scheduled_extra_warmup < 0)
     throw_invalid(where, "'options.scheduled_extra_warmup' must be >= 0, got ",
                   o.scheduled_extra_warmup);
+  if (o.scheduled_rise_warmup < 0)
+    throw_invalid(where, "'options.scheduled_rise_warmup' must be >= 0, got ",
+                  o.scheduled_rise_warmup);
   if (o.measure_steps < 1)
     throw_invalid(where, "'options.measure_steps' must be >= 1, got ", o.measure_steps);
   if (!(o.cut_ratio >= 1))
@@ -779,7 +783,11 @@ private:
     // what the other arms' steps push out of cache; on a moving set it
     // warms up longer (AdaptiveOptions::scheduled_extra_warmup).
     int const extra =
-        arm == Arm::scheduled && moving_ ? options_.scheduled_extra_warmup : 0;
+        arm == Arm::scheduled && moving_
+            ? options_.scheduled_extra_warmup + (why_.trigger == Trigger::time_shift
+                                                     ? options_.scheduled_rise_warmup
+                                                     : 0)
+            : 0;
     int const warmup = options_.warmup_steps + extra;
     if (catch_up_ && block_warmup_ < warmup)
     {

@@ -178,6 +178,11 @@ struct AdaptiveOptions
   /// of three. 1 helps ms-scale steps under drift and costs jump cases (README,
   /// "adaptive"); off by default. >= 0.
   int scheduled_extra_warmup = 0;
+  /// Further warm-up steps of the scheduled arm's blocks, on a moving set, in
+  /// a re-probe that the active arm's rising step time began (time_shift_ratio
+  /// below): the run the costs cross in, where its second step is the one
+  /// measured cold above. Added to scheduled_extra_warmup. >= 0.
+  int scheduled_rise_warmup = 0;
   /// Measured steps an arm needs to be chosen; its cost is their time over
   /// their work, the entries of A[:, S] summed over those steps (sums, not
   /// a median, so that compiles inside them are charged). Round 1 measures
