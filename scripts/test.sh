@@ -83,7 +83,8 @@ done
 
 # Compile-only device jobs: Kokkos for the backend, then HST's entry points.
 # Ninja builds the three targets side by side (make takes them one at a time,
-# each on its own: 452 s for HIP, 293 s of it tstArms on one core; 304 s now).
+# each on its own: 452 s for HIP, 293 s of it tstArms on one core; 304 s with
+# Ninja, before the typed tests ran on HIP only).
 device_compile() {
   local backend=$1 compiler=$2 extra=$3
   scripts/kokkos_from_debian.sh "$backend" "build-deps/kokkos-$backend"
