@@ -781,14 +781,13 @@ private:
       moving_ = true; // a new set on a step right after the arm's own
     // The scheduled arm's state (piece lists, work list, compiled tiles) is
     // what the other arms' steps push out of cache; on a moving set it
-    // warms up longer (AdaptiveOptions::scheduled_extra_warmup).
-    int const extra =
-        arm == Arm::scheduled && moving_
-            ? options_.scheduled_extra_warmup + (why_.trigger == Trigger::time_shift
-                                                     ? options_.scheduled_rise_warmup
-                                                     : 0)
-            : 0;
-    int const warmup = options_.warmup_steps + extra;
+    // warms up longer (AdaptiveOptions::scheduled_extra_warmup, and
+    // scheduled_rise_warmup in a re-probe that a rising step time began).
+    int warmup = options_.warmup_steps;
+    if (arm == Arm::scheduled && moving_)
+      warmup +=
+          options_.scheduled_extra_warmup +
+          (why_.trigger == Trigger::time_shift ? options_.scheduled_rise_warmup : 0);
     if (catch_up_ && block_warmup_ < warmup)
     {
       ++block_warmup_;
