@@ -99,7 +99,15 @@ Args parse(int argc, char **argv)
     else if (key == "--churn")
       a.churn = std::atof(value.c_str());
     else if (key == "--motion")
+    {
+      if (!hst::workload::motion_named(value))
+      {
+        std::fprintf(stderr, "--motion: unknown motion '%s' (drift, jump, frozen)\n",
+                     value.c_str());
+        std::exit(2);
+      }
       a.motion = value;
+    }
     else if (key == "--steps")
       a.steps = std::atoi(value.c_str());
     else if (key == "--untimed")
@@ -188,9 +196,7 @@ int run_all(Args const &a)
   w.churn = a.churn;
   w.k = a.k;
   w.width = width;
-  w.motion = a.motion == "jump"     ? hst::workload::Motion::jump
-             : a.motion == "frozen" ? hst::workload::Motion::frozen
-                                    : hst::workload::Motion::drift;
+  w.motion = *hst::workload::motion_named(a.motion); // checked by parse()
   hst::workload::Workload<Scalar, Ordinal> workload(A, w);
   auto const k = workload.columns().size();
   Kokkos::View<Ordinal **, Kokkos::LayoutRight, MemorySpace> cols("cols", a.steps, k);

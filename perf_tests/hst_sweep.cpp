@@ -225,17 +225,11 @@ Arguments parse(int argc, char *argv[])
     {
       a.motions.clear();
       for (auto const &m : split(value()))
-      {
-        if (m == "drift")
-          a.motions.push_back(Motion::drift);
-        else if (m == "jump")
-          a.motions.push_back(Motion::jump);
-        else if (m == "frozen")
-          a.motions.push_back(Motion::frozen);
+        if (auto const motion = hst::workload::motion_named(m))
+          a.motions.push_back(*motion);
         else
           usage_error("argument '--motions': unknown motion '" + m +
                       "' (drift, jump, frozen)");
-      }
     }
     else if (flag == "--rho")
     {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,6 +37,15 @@ inline char const *to_string(Motion m)
     return "frozen";
   }
   return "?";
+}
+
+/// The motion named `name` ("drift", "jump", "frozen"), or none.
+inline std::optional<Motion> motion_named(std::string const &name)
+{
+  for (Motion m : {Motion::drift, Motion::jump, Motion::frozen})
+    if (name == to_string(m))
+      return m;
+  return std::nullopt;
 }
 
 /// MISSION.md's default set size: max(64, round(0.003 n)), at most n.
