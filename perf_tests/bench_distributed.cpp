@@ -15,8 +15,14 @@
 // A step is timed on every rank after a barrier (fence, clock, step, fence,
 // clock); its time is the slowest rank's (MPI_Allreduce MAX, untimed); a
 // rung's us/step is the median over its steps and rounds. Step 0 of a pass
-// is not timed (first compiles); arms are made fresh for each pass. After
-// every pass, y must equal A x (x: the sum of all dx) to 1e-12 relative.
+// is not in it (first compiles); arms are made fresh for each pass. "run
+// us/step" is what a caller pays per step over a pass: the arm's making
+// (timed the same way) and every step, step 0 included, over the steps;
+// the median over rounds (full_halo and allgather make nothing per pass).
+// After every pass, y must equal A x (x: the sum of all dx) to 1e-12
+// relative. --motions picks the set motions (drift,jump by default; frozen:
+// a set that stands), --no-defer runs the adaptive rung with
+// DistributedAdaptiveOptions::defer_scheduled off.
 // Bytes and messages are those received per rank per step, averaged over
 // ranks; "crossing" is the changed columns whose change another rank needs.
 
@@ -295,6 +301,9 @@ struct Options
   bool quick = false;
   int steps = 60;
   int rounds = 3;
+  std::vector<hst::workload::Motion> motions = {hst::workload::Motion::drift,
+                                                hst::workload::Motion::jump};
+  bool defer = true;    // the adaptive rung's DistributedAdaptiveOptions::defer_scheduled
   std::string out;      // TSV of this run's medians
   std::string baseline; // TSV of a 1-rank run: prints speed-up over it
 };
@@ -408,7 +417,7 @@ int run(Options const &o)
           op.num_ghost_cols(), op.send_neighbours().size());
     FullHalo full(op, A_local);
 
-    for (auto motion : {hst::workload::Motion::drift, hst::workload::Motion::jump})
+    for (auto motion : o.motions)
       for (double fraction : {0.003, 0.03})
       {
         hst::workload::WorkloadOptions w;
@@ -458,6 +467,9 @@ int run(Options const &o)
         Allgather gather(op, std::int64_t(k_max));
 
         std::vector<std::vector<double>> times(rungs.size());
+        // Per pass: the arm's making and every step, step 0 included, over
+        // the steps (a run's cost per step, as a caller pays it).
+        std::vector<std::vector<double>> run_times(rungs.size());
         std::string adaptive_report;
         std::vector<double> bytes(rungs.size(), 0), messages(rungs.size(), 0),
             error(rungs.size(), 0);
@@ -476,18 +488,29 @@ int run(Options const &o)
             full.reset();
             // Per-step traffic of the pass (received per rank per step).
             double received = 0, messages_in = 0;
+            // Barrier, fence, clock; then fence, and the slowest rank's time.
+            auto start_clock = [&] {
+              MPI_Barrier(MPI_COMM_WORLD);
+              space.fence();
+              return MPI_Wtime();
+            };
+            auto stop_clock = [&](double start) {
+              space.fence();
+              return max_over_ranks(MPI_Wtime() - start);
+            };
+            double making = 0; // the arm's, where the rung makes one
             auto time_pass = [&](auto &&apply) {
+              double run = making;
               for (std::size_t t = 0; t < steps.size(); ++t)
               {
-                MPI_Barrier(MPI_COMM_WORLD);
-                space.fence();
-                double const start = MPI_Wtime();
+                double const start = start_clock();
                 apply(t);
-                space.fence();
-                double const seconds = max_over_ranks(MPI_Wtime() - start);
+                double const seconds = stop_clock(start);
                 if (t > 0)
                   times[r].push_back(seconds);
+                run += seconds;
               }
+              run_times[r].push_back(run / double(steps.size()));
             };
             double const record = double(sizeof(std::int32_t) + width * sizeof(Scalar));
             auto arm_traffic = [&](std::int64_t changes_received) {
@@ -511,7 +534,9 @@ int run(Options const &o)
             }
             else if (rung == "scatter")
             {
+              double const start = start_clock();
               auto arm = op.scatter(width);
+              making = stop_clock(start);
               time_pass([&](std::size_t t) {
                 arm.apply_cols(space, staged[t].cols, staged[t].dx, y);
               });
@@ -519,7 +544,9 @@ int run(Options const &o)
             }
             else if (rung == "exact_set")
             {
+              double const start = start_clock();
               auto arm = op.baseline(width);
+              making = stop_clock(start);
               time_pass([&](std::size_t t) {
                 arm.apply_cols(space, staged[t].cols, staged[t].dx, y);
               });
@@ -527,7 +554,9 @@ int run(Options const &o)
             }
             else if (rung == "scheduled")
             {
+              double const start = start_clock();
               auto arm = op.session(space, session_ids, width);
+              making = stop_clock(start);
               time_pass([&](std::size_t t) {
                 arm.apply_cols(space, staged[t].cols, staged[t].dx, y);
               });
@@ -535,7 +564,11 @@ int run(Options const &o)
             }
             else
             {
-              auto session = op.adaptive(space, session_ids, width);
+              hst::DistributedAdaptiveOptions options;
+              options.defer_scheduled = o.defer;
+              double const start = start_clock();
+              auto session = op.adaptive(space, session_ids, width, options);
+              making = stop_clock(start);
               time_pass([&](std::size_t t) {
                 session.apply_cols(space, staged[t].cols, staged[t].dx, y);
               });
@@ -582,17 +615,17 @@ int run(Options const &o)
         std::printf("\n%s %s, k = %lld (%.1f%% of n), crossing %.1f changes/step/rank\n",
                     oc.name.c_str(), hst::workload::to_string(motion), (long long)w.k,
                     100 * fraction, crossing);
-        std::printf("  %-10s %12s %10s %10s %12s %10s %10s%s\n", "rung", "us/step",
-                    "vs full", "vs above", "bytes/step", "msgs/step", "max rel err",
-                    baseline.empty() ? "" : "  vs 1 rank");
+        std::printf("  %-10s %12s %10s %10s %12s %12s %10s %10s%s\n", "rung", "us/step",
+                    "vs full", "vs above", "run us/step", "bytes/step", "msgs/step",
+                    "max rel err", baseline.empty() ? "" : "  vs 1 rank");
         double const us_full = 1e6 * median(times[0]);
         double above = us_full;
         for (std::size_t r = 0; r < rungs.size(); ++r)
         {
           double const us = 1e6 * median(times[r]);
-          std::printf("  %-10s %12.2f %9.2fx %9.2fx %12.0f %10.1f %10.1e",
-                      rungs[r].c_str(), us, us_full / us, above / us, bytes[r],
-                      messages[r], error[r]);
+          std::printf("  %-10s %12.2f %9.2fx %9.2fx %12.2f %12.0f %10.1f %10.1e",
+                      rungs[r].c_str(), us, us_full / us, above / us,
+                      1e6 * median(run_times[r]), bytes[r], messages[r], error[r]);
           auto const it = baseline.find(key + ' ' + rungs[r]);
           if (it != baseline.end())
             std::printf("  %9.2fx", it->second / us);
@@ -687,12 +720,41 @@ int main(int argc, char *argv[])
         o.out = value("--out");
       else if (!value("--baseline").empty())
         o.baseline = value("--baseline");
+      else if (a == "--no-defer")
+        o.defer = false;
+      else if (!value("--motions").empty())
+      {
+        o.motions.clear();
+        std::string const list = value("--motions") + ',';
+        bool known = true;
+        for (std::size_t from = 0, comma;
+             known && (comma = list.find(',', from)) != std::string::npos;
+             from = comma + 1)
+        {
+          auto const motion =
+              hst::workload::motion_named(list.substr(from, comma - from));
+          known = motion.has_value();
+          if (known)
+            o.motions.push_back(*motion);
+        }
+        if (!known)
+        {
+          if (rank_of(MPI_COMM_WORLD) == 0)
+            std::fprintf(stderr,
+                         "bench_distributed: --motions takes drift, jump, frozen, "
+                         "separated by commas; got %s\n",
+                         argv[i]);
+          status = 2;
+          break;
+        }
+      }
       else
       {
         if (rank_of(MPI_COMM_WORLD) == 0)
           std::fprintf(stderr,
                        "usage: bench_distributed [--quick] [--steps=N] [--rounds=N] "
-                       "[--out=FILE.tsv] [--baseline=FILE.tsv]\n  unknown argument: %s\n",
+                       "[--motions=drift,jump,frozen] [--no-defer] [--out=FILE.tsv] "
+                       "[--baseline=FILE.tsv]\n  unknown argument: %s\n",
                        a.c_str());
         status = 2;
         break;

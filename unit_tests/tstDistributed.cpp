@@ -523,6 +523,7 @@ TYPED_TEST(Distributed, adaptive_agrees_on_the_arm_with_the_lowest_slowest_rank_
   hst::DistributedAdaptiveOptions options;
   options.sample_period = 0;
   options.recheck_period = 0;
+  options.defer_scheduled = false; // the set below stands; every arm is probed
   // The probe order is options.arms, warmup_steps + measure_steps steps each;
   // the clock is read twice per timed step.
   std::int64_t reads = 0;
@@ -599,6 +600,67 @@ TYPED_TEST(Distributed, adaptive_decisions_are_identical_on_every_rank)
   EXPECT_TRUE(same_on_every_rank(text.str())) << text.str();
 }
 
+// While no rank's set moves the scheduled arm is deferred on every rank
+// (never made); once the set moves on one rank only, a sample sees it on
+// every rank and the re-probe runs the scheduled arm everywhere.
+TYPED_TEST(Distributed, adaptive_defers_the_scheduled_arm_until_a_set_moves_on_any_rank)
+{
+  using ExecutionSpace = TypeParam;
+  using memory_space = typename ExecutionSpace::memory_space;
+  int const size = world_size(), rank = world_rank();
+  auto const A = wl::grid_2d<Scalar, Ordinal>(12, 12);
+  auto const p = hst::BlockPartition::uniform(A.n_rows, MPI_COMM_WORLD);
+  DOperator<ExecutionSpace> op(MPI_COMM_WORLD, local_rows<ExecutionSpace>(A, p), p, p);
+  hst::DistributedAdaptiveOptions options;
+  options.sample_period = 4;
+  options.recheck_period = 0;
+  std::vector<Ordinal> const range = range_of(p, rank);
+  ASSERT_GE(range.size(), 5u);
+  std::vector<Ordinal> const sets[3] = {{range.begin(), range.begin() + 3},
+                                        {range.begin() + 1, range.begin() + 4},
+                                        {range.begin() + 2, range.begin() + 5}};
+  auto const &standing = sets[0];
+  auto session = op.adaptive(to_view<memory_space>(standing), 2, options);
+  auto reference = op.scatter(2);
+  Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y(
+      "y", std::size_t(p.local_size(rank)), 2);
+  Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y_reference(
+      "y_reference", std::size_t(p.local_size(rank)), 2);
+  auto step = [&](std::vector<Ordinal> const &cols, int t) {
+    std::vector<Scalar> dx(cols.size() * 2);
+    for (std::size_t i = 0; i < dx.size(); ++i)
+      dx[i] = 1.0 + 0.25 * double(i) + double(t);
+    auto const c = to_view<memory_space>(cols);
+    auto const d = to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, cols.size(), 2);
+    session.apply_cols(c, d, y);
+    reference.apply_cols(c, d, y_reference);
+  };
+  int t = 0;
+  for (; t < 12; ++t)
+    step(standing, t);
+  auto const &report = session.report();
+  ASSERT_EQ(report.decisions.size(), 1u);
+  EXPECT_TRUE(report.decisions[0].scheduled_deferred);
+  EXPECT_EQ(report.decisions[0].same_set_steps, 6);
+  EXPECT_NE(report.decisions[0].chosen, hst::Arm::scheduled);
+  EXPECT_EQ(session.scheduled(), nullptr);
+  // The last rank's set changes at every step; the others' stands.
+  for (; t < 40; ++t)
+    step(rank == size - 1 ? sets[t % 3] : standing, t);
+  ASSERT_EQ(report.decisions.size(), 2u);
+  EXPECT_EQ(report.decisions[1].reason,
+            "the set moved after a probe that deferred scheduled");
+  EXPECT_NE(session.scheduled(), nullptr);
+  EXPECT_GE(report.arm_steps[std::size_t(hst::Arm::scheduled)], 3);
+  EXPECT_LE(relative_error(to_host_rows(y), to_host_rows(y_reference)), 1e-13);
+  std::ostringstream text;
+  text << report;
+  EXPECT_NE(text.str().find("scheduled deferred (the same set on 6 steps)"),
+            std::string::npos)
+      << text.str();
+  EXPECT_TRUE(same_on_every_rank(text.str())) << text.str();
+}
+
 // Making the session makes no arm; each is made, on every rank, at the
 // first step that runs it, and an arm the probe never runs is never made.
 TYPED_TEST(Distributed, adaptive_makes_each_arm_at_its_first_step)
@@ -615,6 +677,7 @@ TYPED_TEST(Distributed, adaptive_makes_each_arm_at_its_first_step)
   wl::Workload<Scalar, Ordinal> workload(global, w);
   hst::DistributedAdaptiveOptions options;
   options.arms = {hst::Arm::scheduled, hst::Arm::scatter}; // never the exact set
+  options.defer_scheduled = false; // in the listed order (deferral: its own test)
   options.warmup_steps = 1;
   options.measure_steps = 1;
   auto const first = owned_changes(workload.columns(), workload.dx(), 2, p);

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
+#include <vector>
 
 namespace
 {
@@ -13,13 +16,14 @@ namespace
 using hst::Arm;
 using Policy = hst::detail::LockstepPolicy;
 
-// Runs `steps` steps; a timed step of arm a takes cost[a] seconds.
-void run(Policy &policy, int steps, std::map<Arm, double> const &cost)
+// Runs `steps` steps; a timed step of arm a takes cost[a] seconds, and the
+// set moves at every step unless `moving` is false.
+void run(Policy &policy, int steps, std::map<Arm, double> const &cost, bool moving = true)
 {
   for (int i = 0; i < steps; ++i)
   {
     auto const step = policy.plan();
-    policy.finish(step.timed ? cost.at(step.arm) : 0.0);
+    policy.finish(step.timed ? cost.at(step.arm) : 0.0, moving);
   }
 }
 
@@ -31,6 +35,7 @@ hst::DistributedAdaptiveOptions quiet()
   return o;
 }
 
+// On a moving set (no deferral).
 TEST(LockstepPolicy, probes_every_arm_in_order_and_takes_the_cheapest)
 {
   Policy policy(quiet());
@@ -45,7 +50,9 @@ TEST(LockstepPolicy, probes_every_arm_in_order_and_takes_the_cheapest)
     double const base = step.arm == Arm::scatter     ? 2.0
                         : step.arm == Arm::scheduled ? 1.0
                                                      : 3.0;
-    policy.finish(warmup ? 100.0 : base);
+    EXPECT_EQ(step.compare_ids, i > 0);
+    EXPECT_TRUE(step.keep_ids);
+    policy.finish(warmup ? 100.0 : base, true);
   }
   std::vector<Arm> const expected = {Arm::exact_set, Arm::exact_set, Arm::exact_set,
                                      Arm::scheduled, Arm::scheduled, Arm::scheduled,
@@ -132,6 +139,138 @@ TEST(LockstepPolicy, a_reprobe_keeps_the_arm_within_the_margin_and_backs_off)
   EXPECT_FALSE(policy.report().probing);
   run(policy, 1, {});
   EXPECT_TRUE(policy.report().probing);
+}
+
+// The arms a probe runs, one per step, until it decides; a timed step of arm
+// a takes cost[a] seconds and the set moves at the steps in `moves` (probe
+// step indices, from 0).
+std::vector<Arm> probe(Policy &policy, std::map<Arm, double> const &cost,
+                       std::vector<int> const &moves = {})
+{
+  std::vector<Arm> ran;
+  while (policy.report().probing)
+  {
+    auto const step = policy.plan();
+    EXPECT_TRUE(step.timed && step.keep_ids);
+    int const i = int(ran.size());
+    EXPECT_EQ(step.compare_ids, i > 0);
+    ran.push_back(step.arm);
+    bool const moved = std::find(moves.begin(), moves.end(), i) != moves.end();
+    policy.finish(cost.at(step.arm), moved);
+  }
+  return ran;
+}
+
+std::map<Arm, double> const costs = {
+    {Arm::scatter, 2.0}, {Arm::scheduled, 1.0}, {Arm::exact_set, 3.0}};
+
+TEST(LockstepPolicy,
+     defers_the_scheduled_arm_while_the_set_stands_and_reprobes_when_it_moves)
+{
+  auto o = quiet();
+  o.sample_period = 4;
+  Policy policy(o);
+  // No rank's set moves: the scheduled arm goes behind the others, then is
+  // deferred (not run, not chosen although it would be the cheapest).
+  EXPECT_EQ(probe(policy, costs),
+            (std::vector<Arm>{Arm::exact_set, Arm::exact_set, Arm::exact_set,
+                              Arm::scatter, Arm::scatter, Arm::scatter}));
+  auto const &r = policy.report();
+  ASSERT_EQ(r.decisions.size(), 1u);
+  EXPECT_EQ(r.decisions[0].chosen, Arm::scatter);
+  EXPECT_TRUE(r.decisions[0].scheduled_deferred);
+  EXPECT_EQ(r.decisions[0].same_set_steps, 6);
+  EXPECT_TRUE(std::isnan(r.decisions[0].us_per_step[int(Arm::scheduled)]));
+  EXPECT_EQ(r.arm_steps[int(Arm::scheduled)], 0);
+  // Settled: untimed steps keep and compare nothing; samples compare.
+  int samples = 0;
+  for (int i = 0; i < 12; ++i)
+  {
+    auto const step = policy.plan();
+    EXPECT_FALSE(step.keep_ids);
+    EXPECT_EQ(step.compare_ids, step.timed);
+    samples += step.timed;
+    policy.finish(step.timed ? 2.0 : 0.0, false);
+  }
+  EXPECT_EQ(samples, 2); // after the catch-up step, at settled steps 4 and 8
+  EXPECT_FALSE(r.probing);
+  // A sample that finds the set moved starts a probe of the active arm and
+  // the scheduled arm; on a moving set the scheduled arm runs and wins.
+  while (!policy.plan().timed)
+    policy.finish(0.0, false);
+  policy.finish(2.0, true);
+  EXPECT_TRUE(r.probing);
+  EXPECT_EQ(probe(policy, costs, {1, 2, 3, 4, 5}),
+            (std::vector<Arm>{Arm::scatter, Arm::scatter, Arm::scatter, Arm::scheduled,
+                              Arm::scheduled, Arm::scheduled}));
+  ASSERT_EQ(r.decisions.size(), 2u);
+  EXPECT_EQ(r.decisions[1].reason, "the set moved after a probe that deferred scheduled");
+  EXPECT_EQ(r.decisions[1].chosen, Arm::scheduled);
+  EXPECT_FALSE(r.decisions[1].scheduled_deferred);
+  EXPECT_TRUE(std::isnan(r.decisions[1].us_per_step[int(Arm::exact_set)]));
+  // Not watching any more: samples compare nothing.
+  for (int i = 0; i < 8; ++i)
+  {
+    auto const step = policy.plan();
+    EXPECT_FALSE(step.compare_ids);
+    policy.finish(step.timed ? 1.0 : 0.0, true);
+  }
+  EXPECT_FALSE(r.probing);
+}
+
+TEST(LockstepPolicy, a_move_before_its_turn_runs_the_scheduled_arm)
+{
+  {
+    // Seen in the first block: it runs in its place.
+    Policy policy(quiet());
+    EXPECT_EQ(probe(policy, costs, {2}),
+              (std::vector<Arm>{Arm::exact_set, Arm::exact_set, Arm::exact_set,
+                                Arm::scheduled, Arm::scheduled, Arm::scheduled,
+                                Arm::scatter, Arm::scatter, Arm::scatter}));
+    EXPECT_EQ(policy.report().active, Arm::scheduled);
+  }
+  {
+    // Seen after it went behind: it runs last.
+    Policy policy(quiet());
+    EXPECT_EQ(probe(policy, costs, {4}),
+              (std::vector<Arm>{Arm::exact_set, Arm::exact_set, Arm::exact_set,
+                                Arm::scatter, Arm::scatter, Arm::scatter, Arm::scheduled,
+                                Arm::scheduled, Arm::scheduled}));
+    EXPECT_EQ(policy.report().active, Arm::scheduled);
+    EXPECT_FALSE(policy.report().decisions[0].scheduled_deferred);
+  }
+}
+
+TEST(LockstepPolicy, the_scheduled_arm_is_not_deferred_as_incumbent_alone_or_when_off)
+{
+  std::vector<Arm> const listed = {Arm::exact_set, Arm::exact_set, Arm::exact_set,
+                                   Arm::scheduled, Arm::scheduled, Arm::scheduled,
+                                   Arm::scatter,   Arm::scatter,   Arm::scatter};
+  {
+    // Chosen on a moving set; the re-check finds the set standing.
+    auto o = quiet();
+    o.recheck_period = 5;
+    Policy policy(o);
+    EXPECT_EQ(probe(policy, costs, {1, 2, 3}), listed);
+    ASSERT_EQ(policy.report().active, Arm::scheduled);
+    run(policy, 5, {}, false);
+    EXPECT_EQ(probe(policy, costs), listed);
+    EXPECT_EQ(policy.report().active, Arm::scheduled);
+    EXPECT_FALSE(policy.report().decisions[1].scheduled_deferred);
+  }
+  {
+    auto o = quiet();
+    o.arms = {Arm::scheduled};
+    Policy policy(o);
+    EXPECT_EQ(probe(policy, costs),
+              (std::vector<Arm>{Arm::scheduled, Arm::scheduled, Arm::scheduled}));
+  }
+  {
+    auto o = quiet();
+    o.defer_scheduled = false;
+    Policy policy(o);
+    EXPECT_EQ(probe(policy, costs), listed);
+  }
 }
 
 TEST(LockstepPolicy, bad_options_are_named)

@@ -14,8 +14,19 @@
 // timed and combined the same way; shift_samples combined samples in a row
 // above time_shift_ratio times the decision's cost start a re-probe, and a
 // periodic re-check (backed off while it keeps the arm) starts one too.
+// Deferral (DistributedAdaptiveOptions::defer_scheduled): each probe step
+// after the first compares this rank's column ids with the previous step's
+// (O(k), on the host, from the ids the arm checked), and the flag is
+// combined (MAX) in the same MPI_Allreduce as the step's time. While no rank
+// has seen its set move, the scheduled arm goes behind the other arms, and
+// when its turn comes on a set that has not moved it is deferred: not run,
+// not made, not chosen (its gain is re-planning changed columns; its making
+// costs an exchange of ids and a compile). The samples of a decision that
+// deferred it compare the ids with the probe's last step's, combined the
+// same way, and a move on any rank starts a re-probe of the active arm and
+// the scheduled arm at the next step.
 // Which steps are probed, sampled or decided depends only on the step count
-// and on combined times, so every rank runs the same arm, calls the same
+// and on combined numbers, so every rank runs the same arm, calls the same
 // collectives and writes the same report. The decisions are made by
 // detail::LockstepPolicy.
 //
@@ -43,6 +54,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <limits>
@@ -80,6 +92,8 @@ inline std::ostream &operator<<(std::ostream &out, DistributedAdaptiveReport con
       else
         s << d.us_per_step[a] << " us/step";
     }
+    if (d.scheduled_deferred)
+      s << "; scheduled deferred (the same set on " << d.same_set_steps << " steps)";
     s << ") " << d.reason << '\n';
   }
   return out << s.str();
@@ -109,6 +123,7 @@ public:
       , clock_(options.clock)
       , policy_(options)
   {
+    kept_ids_.reserve(expected_owned_.size());
     // Options that change the collectives a step calls must match.
     auto const mine = detail::collective_shape(options);
     auto root = mine;
@@ -132,24 +147,33 @@ public:
   {
     auto const step = policy_.plan();
     make(step.arm, space); // on every rank at the same step: it may exchange ids
-    double seconds = 0;
-    if (step.timed)
+    if (!step.timed)
     {
-      // timing: earlier work is not this step's
-      kokkos_ext::fence(space, "hst::timed_step");
-      double const start = clock_();
       run(step.arm, space, cols, dx, y);
-      kokkos_ext::fence(space, "hst::timed_step"); // timing: the step's kernels are done
-      seconds = clock_() - start;
-      // NaN would combine differently on different ranks.
-      if (std::isnan(seconds))
-        seconds = std::numeric_limits<double>::infinity();
-      // Collective: timed steps fall on the same steps on every rank.
-      MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, data_->comm.get());
+      policy_.finish(0);
+      return;
     }
-    else
-      run(step.arm, space, cols, dx, y);
-    policy_.finish(seconds);
+    // timing: earlier work is not this step's
+    kokkos_ext::fence(space, "hst::timed_step");
+    double const start = clock_();
+    run(step.arm, space, cols, dx, y);
+    kokkos_ext::fence(space, "hst::timed_step"); // timing: the step's kernels are done
+    // This rank's time and whether its set moved, each the largest over the
+    // ranks. NaN would combine differently on different ranks.
+    double combined[2] = {clock_() - start, 0};
+    if (std::isnan(combined[0]))
+      combined[0] = std::numeric_limits<double>::infinity();
+    // The ids the arm checked: this rank's local ids, in the caller's order.
+    std::size_t const k = cols.extent(0);
+    Ordinal const *const ids = owned_ids(step.arm);
+    if (step.compare_ids)
+      combined[1] =
+          k == kept_ids_.size() && std::equal(ids, ids + k, kept_ids_.begin()) ? 0 : 1;
+    if (step.keep_ids)
+      kept_ids_.assign(ids, ids + k);
+    // Collective: timed steps fall on the same steps on every rank.
+    MPI_Allreduce(MPI_IN_PLACE, combined, 2, MPI_DOUBLE, MPI_MAX, data_->comm.get());
+    policy_.finish(combined[0], combined[1] > 0);
   }
 
   template <class Cols, class Dx, class Y>
@@ -206,6 +230,22 @@ private:
     }
   }
 
+  // The local ids of the owned columns that the arm checked at its latest
+  // step.
+  Ordinal const *owned_ids(Arm arm) const
+  {
+    switch (arm)
+    {
+    case Arm::scheduled:
+      return scheduled_->owned_ids_.host();
+    case Arm::exact_set:
+      return exact_set_->owned_ids_.host();
+    case Arm::scatter:
+      break;
+    }
+    return scatter_->owned_ids_.host();
+  }
+
   template <class ExecutionSpace, class Cols, class Dx, class Y>
   void run(Arm arm, ExecutionSpace const &space, Cols const &cols, Dx const &dx,
            Y const &y)
@@ -226,6 +266,9 @@ private:
 
   std::shared_ptr<data_type const> data_;
   std::vector<Ordinal> expected_owned_; // local ids, checked
+  // The ids of the latest probe step (so, settled, of the probe's last step),
+  // to tell whether the set moved (DistributedAdaptiveOptions::defer_scheduled).
+  std::vector<Ordinal> kept_ids_;
   int width_;
   SessionOptions session_options_;
   std::optional<DistributedArm<ScheduledArm<Scalar, Ordinal, MemorySpace>>> scheduled_;

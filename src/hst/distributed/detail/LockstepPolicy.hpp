@@ -9,12 +9,14 @@
 #include <hst/Options.hpp>
 #include <hst/detail/InputCheck.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -57,6 +59,20 @@ struct DistributedAdaptiveOptions
   std::int64_t recheck_period = 256;
   /// >= recheck_period.
   std::int64_t recheck_max_period = 4096;
+  /// While a probe sees the same set on every rank at every step, the
+  /// scheduled arm is deferred: not run, not made, not chosen. On a set that
+  /// does not change it runs a compiled step as the exact-set arm does, and
+  /// making it (the schedule of the expected columns, an exchange of ids with
+  /// the neighbours) costs several steps. In a probe it then runs after the
+  /// other arms, and it is deferred when its turn comes if no rank's set
+  /// changed from one probe step to the next (at least two steps seen).
+  /// Settled, each sample (`sample_period`) compares this rank's column ids
+  /// with those of the probe's last step (O(k)), combined over the ranks in
+  /// the sample's own MPI_Allreduce: a different set on any rank starts a
+  /// re-probe of the active arm and the scheduled arm. With `sample_period` 0
+  /// a deferred arm waits for the periodic re-check. An incumbent scheduled
+  /// arm is never deferred. false probes it like the others.
+  bool defer_scheduled = true;
   /// Options of the scheduled arm; `strict` must be false.
   SessionOptions session = {};
   /// Seconds, read after fencing the caller's instance, on timed steps only.
@@ -75,6 +91,11 @@ struct DistributedDecision
       std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(),
       std::numeric_limits<double>::quiet_NaN()};
   std::string reason; ///< why the probe began
+  /// The scheduled arm was deferred (DistributedAdaptiveOptions::
+  /// defer_scheduled): the set was the same on every rank over the probe's
+  /// first `same_set_steps` steps.
+  bool scheduled_deferred = false;
+  std::int64_t same_set_steps = 0;
 };
 
 /// What a distributed adaptive session chose, when, and what probing cost;
@@ -144,20 +165,23 @@ inline void check_options(DistributedAdaptiveOptions const &o)
 // for checking that every rank passed the same.
 inline std::vector<double> collective_shape(DistributedAdaptiveOptions const &o)
 {
-  std::vector<double> shape = {double(o.warmup_steps),   double(o.measure_steps),
-                               o.switch_margin,          double(o.sample_period),
-                               o.time_shift_ratio,       double(o.shift_samples),
-                               double(o.recheck_period), double(o.recheck_max_period)};
+  std::vector<double> shape = {
+      double(o.warmup_steps),   double(o.measure_steps),      o.switch_margin,
+      double(o.sample_period),  o.time_shift_ratio,           double(o.shift_samples),
+      double(o.recheck_period), double(o.recheck_max_period), double(o.defer_scheduled)};
   for (Arm a : o.arms)
     shape.push_back(double(a));
   return shape;
 }
 
-// The step-by-step plan. Usage per step: plan() tells the arm and whether
-// the step is timed; the session runs it, and for a timed step reduces this
-// rank's time with MAX over the ranks (the step is as slow as its slowest
-// rank); then finish(combined seconds; ignored for an untimed step). Every
-// number that reaches a decision is such a combined time or a step count.
+// The step-by-step plan. Usage per step: plan() tells the arm, whether the
+// step is timed and what to do with the step's column ids; the session runs
+// it, and for a timed step reduces with MAX over the ranks this rank's time
+// and, when plan() asked, whether this rank's ids differ from the kept ones
+// (1 or 0: the step is as slow as its slowest rank, and the set moved if it
+// moved on any rank); then finish(combined seconds, combined moved; both
+// ignored for an untimed step). Every number that reaches a decision is such
+// a combined number or a step count.
 class LockstepPolicy
 {
 public:
@@ -165,6 +189,10 @@ public:
   {
     Arm arm;
     bool timed;
+    /// Compare this step's ids with the kept ones (a timed step only).
+    bool compare_ids;
+    /// Keep this step's ids, for the next comparison.
+    bool keep_ids;
   };
 
   explicit LockstepPolicy(DistributedAdaptiveOptions const &options)
@@ -177,20 +205,23 @@ public:
       , shift_samples_(options.shift_samples)
       , recheck_min_(options.recheck_period)
       , recheck_max_(options.recheck_max_period)
+      , defer_(options.defer_scheduled)
       , period_(options.recheck_period)
   {
+    order_.reserve(arms_.size()); // a probe's order never allocates
     report_.active = arms_.front();
-    start_probe("initial probe");
+    start_probe("initial probe", arms_);
   }
 
   Step plan() const
   {
     if (report_.probing)
-      return {arms_[std::size_t(probe_step_ / block())], true};
-    return {report_.active, is_sample()};
+      return {order_[position_], true, probe_step_ > 0, true};
+    bool const sampled = is_sample();
+    return {report_.active, sampled, sampled && watching_, false};
   }
 
-  void finish(double combined_seconds)
+  void finish(double combined_seconds, bool combined_moved = false)
   {
     Step const step = plan();
     ++report_.steps;
@@ -199,9 +230,21 @@ public:
     {
       ++report_.probe_steps;
       report_.probe_seconds += combined_seconds;
-      if (probe_step_ % block() >= warmup_)
+      if (step.compare_ids)
+      {
+        ++pairs_;
+        moved_pairs_ += combined_moved;
+      }
+      ++probe_step_;
+      if (block_step_ >= warmup_)
         sum_[std::size_t(step.arm)] += combined_seconds;
-      if (++probe_step_ == block() * std::int64_t(arms_.size()))
+      if (++block_step_ == block())
+      {
+        block_step_ = 0;
+        ++position_;
+        pass_over_deferred();
+      }
+      if (position_ == order_.size())
         decide();
       return;
     }
@@ -209,40 +252,84 @@ public:
     if (step.timed)
     {
       ++report_.sampled_steps;
+      if (step.compare_ids && combined_moved)
+      {
+        // The active arm and the deferred one; the third lost to the
+        // active arm at the last decision.
+        Arm const both[] = {report_.active, Arm::scheduled};
+        start_probe("the set moved after a probe that deferred scheduled", both);
+        return;
+      }
       if (sample(combined_seconds))
         return;
     }
     if (recheck_min_ > 0 && settled_ >= period_)
     {
       period_ = std::min(2 * period_, recheck_max_);
-      start_probe("periodic re-check");
+      start_probe("periodic re-check", arms_);
     }
   }
 
   /// Starts a probe at the next step (call on every rank at the same step).
-  void reprobe() { start_probe("reprobe() requested"); }
+  void reprobe() { start_probe("reprobe() requested", arms_); }
 
   DistributedAdaptiveReport const &report() const { return report_; }
 
 private:
   std::int64_t block() const { return std::int64_t(warmup_) + measure_; }
 
+  // The scheduled arm is deferred on a set that does not move, unless it is
+  // the incumbent of a re-probe: an incumbent is compared, not set aside.
+  bool deferrable(Arm arm) const
+  {
+    return defer_ && arm == Arm::scheduled &&
+           !(!report_.decisions.empty() && report_.active == Arm::scheduled);
+  }
+
+  // Before the block of order_[position_]: while no rank's set has moved
+  // over the probe, the scheduled arm goes behind the other arms (once), and
+  // when its turn comes again after at least one pair of steps on the same
+  // set it is deferred.
+  void pass_over_deferred()
+  {
+    while (position_ < order_.size() && deferrable(order_[position_]) &&
+           moved_pairs_ == 0)
+    {
+      if (!requeued_ && position_ + 1 < order_.size())
+      {
+        std::rotate(order_.begin() + std::ptrdiff_t(position_),
+                    order_.begin() + std::ptrdiff_t(position_) + 1, order_.end());
+        requeued_ = true;
+        continue;
+      }
+      if (pairs_ == 0)
+        return; // nothing seen yet (it is the only arm left to run): run it
+      pending_.scheduled_deferred = true;
+      pending_.same_set_steps = pairs_ + 1;
+      ++position_;
+    }
+  }
+
   // The probe's last step: the arm with the lowest mean combined step time
-  // (a re-probe keeps the active arm unless another is cheaper by more than
-  // the switch margin).
+  // among those it ran (a re-probe keeps the active arm unless another is
+  // cheaper by more than the switch margin).
   void decide()
   {
     DistributedDecision d = std::move(pending_);
     d.step = report_.steps;
     std::array<double, distributed_arm_count> cost;
     cost.fill(std::numeric_limits<double>::infinity());
-    Arm best = arms_.front();
-    for (Arm a : arms_)
+    bool found = false;
+    Arm best = order_.front();
+    for (Arm a : order_)
     {
+      if (a == Arm::scheduled && d.scheduled_deferred)
+        continue;
       cost[std::size_t(a)] = sum_[std::size_t(a)] / measure_;
       d.us_per_step[std::size_t(a)] = 1e6 * cost[std::size_t(a)];
-      if (cost[std::size_t(a)] < cost[std::size_t(best)])
+      if (!found || cost[std::size_t(a)] < cost[std::size_t(best)])
         best = a;
+      found = true;
     }
     Arm const active = report_.active;
     bool const reprobe = !report_.decisions.empty();
@@ -252,6 +339,7 @@ private:
     if (reprobe && best != active)
       period_ = recheck_min_; // a change resets the back-off
     d.chosen = best;
+    watching_ = d.scheduled_deferred;
     report_.active = best;
     report_.probing = false;
     reference_ = cost[std::size_t(best)];
@@ -271,7 +359,8 @@ private:
       if (++shifted_ >= shift_samples_)
       {
         start_probe("step time " + std::to_string(1e6 * combined_seconds) + " us vs " +
-                    std::to_string(1e6 * reference_) + " us at decision");
+                        std::to_string(1e6 * reference_) + " us at decision",
+                    arms_);
         return true;
       }
       return false;
@@ -291,14 +380,23 @@ private:
     return s >= 0 && (s + 1) % sample_period_ == 0;
   }
 
-  void start_probe(std::string reason)
+  template <class Arms>
+  void start_probe(std::string reason, Arms const &order)
   {
     report_.probing = true;
+    order_.assign(std::begin(order), std::end(order));
+    position_ = 0;
+    block_step_ = 0;
     probe_step_ = 0;
+    pairs_ = 0;
+    moved_pairs_ = 0;
+    requeued_ = false;
+    watching_ = false;
     sum_.fill(0);
     pending_ = DistributedDecision{};
     pending_.probe_start = report_.steps;
     pending_.reason = std::move(reason);
+    pass_over_deferred();
   }
 
   std::vector<Arm> arms_;
@@ -310,11 +408,19 @@ private:
   int shift_samples_;
   std::int64_t recheck_min_;
   std::int64_t recheck_max_;
+  bool defer_;
   std::int64_t period_;
 
   DistributedAdaptiveReport report_;
   DistributedDecision pending_;
+  std::vector<Arm> order_;   // this probe's arms, in the order they run
+  std::size_t position_ = 0; // order_[position_] runs now
+  std::int64_t block_step_ = 0;
   std::int64_t probe_step_ = 0;
+  std::int64_t pairs_ = 0;       // probe steps compared with the one before
+  std::int64_t moved_pairs_ = 0; // of which on a set that moved on some rank
+  bool requeued_ = false;        // the scheduled arm went behind the others
+  bool watching_ = false;        // settled after a deferral: samples compare the set
   std::array<double, distributed_arm_count> sum_{}; // combined measured seconds
   double reference_ = 0;
   std::int64_t settled_ = 0;
