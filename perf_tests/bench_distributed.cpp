@@ -20,11 +20,14 @@
 // (timed the same way) and every step, step 0 included, over the steps;
 // the median over rounds (full_halo and allgather make nothing per pass).
 // After every pass, y must equal A x (x: the sum of all dx) to 1e-12
-// relative. --motions picks the set motions (drift,jump by default; frozen:
-// a set that stands), --no-defer runs the adaptive rung with
-// DistributedAdaptiveOptions::defer_scheduled off.
-// Bytes and messages are those received per rank per step, averaged over
-// ranks; "crossing" is the changed columns whose change another rank needs.
+// relative. The rungs run in a new order each round, the same on every rank
+// (from rank 0's random seed, printed; --seed=N repeats one). --motions picks the set
+// motions (drift,jump by default; frozen: a set that stands); --variant=NAME=VALUE,...
+// adds a rung "variant": the adaptive session with those DistributedAdaptiveOptions
+// changed, in the same rounds as the others (this machine's timings move more between
+// runs than most options' effects). Bytes and messages are those received per rank per
+// step, averaged over ranks; "crossing" is the changed columns whose change another rank
+// needs.
 
 #include <hst/HST.hpp>
 
@@ -46,7 +49,11 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <numeric>
+#include <optional>
+#include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -303,7 +310,9 @@ struct Options
   int rounds = 3;
   std::vector<hst::workload::Motion> motions = {hst::workload::Motion::drift,
                                                 hst::workload::Motion::jump};
-  bool defer = true;    // the adaptive rung's DistributedAdaptiveOptions::defer_scheduled
+  std::optional<unsigned> seed; // of the rungs' order (--seed)
+  std::string variant_text;     // --variant: "name=value,..."
+  std::optional<hst::DistributedAdaptiveOptions> variant;
   std::string out;      // TSV of this run's medians
   std::string baseline; // TSV of a 1-rank run: prints speed-up over it
 };
@@ -365,6 +374,44 @@ double ping_pong(std::size_t bytes)
   return t;
 }
 
+// DistributedAdaptiveOptions with the fields in "name=value,..." changed
+// (--variant); throws std::invalid_argument naming what it cannot take.
+hst::DistributedAdaptiveOptions parse_variant(std::string const &text)
+{
+  hst::DistributedAdaptiveOptions o;
+  std::string const list = text + ',';
+  for (std::size_t from = 0, comma; (comma = list.find(',', from)) != std::string::npos;
+       from = comma + 1)
+  {
+    std::string const item = list.substr(from, comma - from);
+    auto const eq = item.find('=');
+    if (eq == std::string::npos)
+      throw std::invalid_argument("expects NAME=VALUE, got '" + item + "'");
+    std::string const name = item.substr(0, eq);
+    std::istringstream in(item.substr(eq + 1));
+    double v = 0;
+    if (!(in >> v) || !in.eof())
+      throw std::invalid_argument("'" + name + "' needs a number, got '" +
+                                  item.substr(eq + 1) + "'");
+    if (name == "defer_scheduled")
+      o.defer_scheduled = v != 0;
+    else if (name == "warmup_steps")
+      o.warmup_steps = int(v);
+    else if (name == "measure_steps")
+      o.measure_steps = int(v);
+    else if (name == "switch_margin")
+      o.switch_margin = v;
+    else if (name == "sample_period")
+      o.sample_period = std::int64_t(v);
+    else if (name == "time_shift_ratio")
+      o.time_shift_ratio = v;
+    else
+      throw std::invalid_argument("unknown or unsupported option '" + name + "'");
+  }
+  hst::detail::check_options(o); // the library's own checks, by name
+  return o;
+}
+
 int run(Options const &o)
 {
   int const rank = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
@@ -385,14 +432,21 @@ int run(Options const &o)
       {"circuit_" + std::to_string(n),
        [=] { return hst::workload::circuit<Scalar, Ordinal>(n, 13); }},
   };
-  std::vector<std::string> const rungs = {"full_halo", "allgather", "scatter",
-                                          "exact_set", "scheduled", "adaptive"};
+  std::vector<std::string> rungs = {"full_halo", "allgather", "scatter",
+                                    "exact_set", "scheduled", "adaptive"};
+  if (o.variant)
+    rungs.push_back("variant");
+  // The rungs' order in each round comes from this seed (rank 0's, unless
+  // --seed gives one), so that runs differ in order and can be repeated.
+  unsigned seed = o.seed ? *o.seed : std::random_device{}();
+  MPI_Bcast(&seed, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
+  std::mt19937 order_random(seed);
   if (root)
   {
     std::printf(
         "bench_distributed: %d rank(s), %s, B = %d, %d timed steps x %d rounds per "
-        "rung, churn 0.01\n",
-        size, ExecutionSpace::name(), width, o.steps - 1, o.rounds);
+        "rung, churn 0.01, rung order seed %u\n",
+        size, ExecutionSpace::name(), width, o.steps - 1, o.rounds, seed);
     std::printf("us/step: median over steps of the slowest rank's step; bytes, messages: "
                 "received per rank per step (mean over ranks)\n");
   }
@@ -470,7 +524,7 @@ int run(Options const &o)
         // Per pass: the arm's making and every step, step 0 included, over
         // the steps (a run's cost per step, as a caller pays it).
         std::vector<std::vector<double>> run_times(rungs.size());
-        std::string adaptive_report;
+        std::string adaptive_report, variant_report;
         std::vector<double> bytes(rungs.size(), 0), messages(rungs.size(), 0),
             error(rungs.size(), 0);
         Multivector y("bench::y", n_local, width),
@@ -479,10 +533,16 @@ int run(Options const &o)
         full.reset();
         for (auto const &s : staged)
           full.step(s, y_full);
+        std::vector<std::size_t> order(rungs.size());
         for (int round = 0; round < o.rounds; ++round)
-          for (std::size_t j = 0; j < rungs.size(); ++j)
+        {
+          // A new order each round, the same on every rank (one seed): no
+          // rung always follows the same one (the one before leaves its freed
+          // memory and caches to the next one's making and first steps).
+          std::iota(order.begin(), order.end(), std::size_t(0));
+          std::shuffle(order.begin(), order.end(), order_random);
+          for (std::size_t const r : order)
           {
-            std::size_t const r = (j + std::size_t(round)) % rungs.size();
             std::string const &rung = rungs[r];
             Kokkos::deep_copy(y, 0.0);
             full.reset();
@@ -564,8 +624,8 @@ int run(Options const &o)
             }
             else
             {
-              hst::DistributedAdaptiveOptions options;
-              options.defer_scheduled = o.defer;
+              auto const options =
+                  rung == "variant" ? *o.variant : hst::DistributedAdaptiveOptions{};
               double const start = start_clock();
               auto session = op.adaptive(space, session_ids, width, options);
               making = stop_clock(start);
@@ -581,7 +641,7 @@ int run(Options const &o)
               {
                 std::ostringstream text;
                 text << session.report();
-                adaptive_report = text.str();
+                (rung == "variant" ? variant_report : adaptive_report) = text.str();
               }
             }
             bytes[r] += received / o.rounds;
@@ -603,6 +663,7 @@ int run(Options const &o)
               error[r] = std::max(error[r], scale > 0 ? diff / scale : diff);
             }
           }
+        }
         for (std::size_t r = 0; r < rungs.size(); ++r)
         {
           bytes[r] = sum_over_ranks(bytes[r]) / size;
@@ -637,6 +698,9 @@ int run(Options const &o)
             ++failures;
         }
         std::printf("  adaptive, last round: %s", adaptive_report.c_str());
+        if (o.variant)
+          std::printf("  variant (%s), last round: %s", o.variant_text.c_str(),
+                      variant_report.c_str());
         // The best fixed arm here against the best fixed arm of the 1-rank run.
         std::size_t best = 2;
         for (std::size_t r = 3; r < 5; ++r)
@@ -720,8 +784,23 @@ int main(int argc, char *argv[])
         o.out = value("--out");
       else if (!value("--baseline").empty())
         o.baseline = value("--baseline");
-      else if (a == "--no-defer")
-        o.defer = false;
+      else if (!value("--seed").empty())
+        o.seed = unsigned(std::stoul(value("--seed")));
+      else if (!value("--variant").empty())
+      {
+        o.variant_text = value("--variant");
+        try
+        {
+          o.variant = parse_variant(o.variant_text);
+        }
+        catch (std::invalid_argument const &e)
+        {
+          if (rank_of(MPI_COMM_WORLD) == 0)
+            std::fprintf(stderr, "bench_distributed: --variant: %s\n", e.what());
+          status = 2;
+          break;
+        }
+      }
       else if (!value("--motions").empty())
       {
         o.motions.clear();
@@ -751,11 +830,13 @@ int main(int argc, char *argv[])
       else
       {
         if (rank_of(MPI_COMM_WORLD) == 0)
-          std::fprintf(stderr,
-                       "usage: bench_distributed [--quick] [--steps=N] [--rounds=N] "
-                       "[--motions=drift,jump,frozen] [--no-defer] [--out=FILE.tsv] "
-                       "[--baseline=FILE.tsv]\n  unknown argument: %s\n",
-                       a.c_str());
+          std::fprintf(
+              stderr,
+              "usage: bench_distributed [--quick] [--steps=N] [--rounds=N] "
+              "[--motions=drift,jump,frozen] [--variant=NAME=VALUE,...] [--seed=N] "
+              "[--out=FILE.tsv] "
+              "[--baseline=FILE.tsv]\n  unknown argument: %s\n",
+              a.c_str());
         status = 2;
         break;
       }
