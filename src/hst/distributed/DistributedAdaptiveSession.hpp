@@ -14,6 +14,7 @@
 // timed and combined the same way; shift_samples combined samples in a row
 // above time_shift_ratio times the decision's cost start a re-probe, and a
 // periodic re-check (backed off while it keeps the arm) starts one too.
+//
 // Deferral (DistributedAdaptiveOptions::defer_scheduled): each probe step
 // after the first compares this rank's column ids with the previous step's
 // (O(k), on the host, from the ids the arm checked), and the flag is
@@ -25,6 +26,7 @@
 // deferred it compare the ids with the probe's last step's, combined the
 // same way, and a move on any rank starts a re-probe of the active arm and
 // the scheduled arm at the next step.
+//
 // Which steps are probed, sampled or decided depends only on the step count
 // and on combined numbers, so every rank runs the same arm, calls the same
 // collectives and writes the same report. The decisions are made by
