@@ -2,7 +2,8 @@
 # Mutation check: applies deliberate faults to the library, one at a time, on
 # a scratch copy of the tree (never the working tree), rebuilds the unit tests
 # meant to catch each (Serial, from tstArms, tstOperator, tstBadInput,
-# tstMatrixMarket, tstLongRun at 2e4 steps; all of them pass first, unmutated)
+# tstMatrixMarket, tstLongRun at 2e4 steps, tstLockstepPolicy; all of them
+# pass first, unmutated)
 # and shows that they fail. Prints a table mutant -> the tests that killed it;
 # exits non-zero if any mutant survives (or no longer applies: the code it
 # patches has changed, and the mutant must be updated).
@@ -27,7 +28,7 @@ build=${1:-build-mutate}
 mkdir -p "$build"
 build=$(cd "$build" && pwd)
 tree=$build/tree
-tests=(tstArms tstOperator tstBadInput tstMatrixMarket tstLongRun)
+tests=(tstArms tstOperator tstBadInput tstMatrixMarket tstLongRun tstLockstepPolicy)
 export HST_LONG_STEPS=20000 # tstLongRun: enough for the retirement bound
 jobs=${HST_BUILD_JOBS:-2}
 
@@ -45,6 +46,7 @@ mutants=(
   "row-ranges-density-never-ends|src/hst/detail/RowRanges.hpp|s/    step\[b1 + 1\] -= per_bin;/    (void)0;/|row ranges weigh each column's entries over every later bin too|tstArms"
   "mm-skew-sign|src/hst/io/MatrixMarket.hpp|s/skew_symmetric ? -value : value;/skew_symmetric ? value : value;/|Matrix Market reader mirrors skew-symmetric entries without the sign|tstMatrixMarket"
   "mm-no-duplicate-check|src/hst/io/MatrixMarket.hpp|s/if (read\[\*i\].col == read\[\*(i + 1)\].col)/if (false)/|Matrix Market reader accepts duplicate coordinates|tstMatrixMarket"
+  "lockstep-defers-when-moving|src/hst/distributed/detail/LockstepPolicy.hpp|s/^           moved_pairs_ == 0)\$/           true)/|the distributed session defers the scheduled arm on a set that moves|tstLockstepPolicy"
   "resync-accumulates|src/hst/Resync.hpp|s/      y(r, b) = sum;/      y(r, b) += sum;/|resync adds A x to y instead of setting it|tstLongRun"
 )
 
