@@ -767,79 +767,80 @@ int main(int argc, char *argv[])
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
     Options o;
-    for (int i = 1; i < argc; ++i)
+    // Bad arguments throw std::invalid_argument with what is wrong.
+    auto whole_number = [](std::string const &flag, std::string const &text,
+                           long long max) {
+      std::istringstream in(text);
+      long long v = 0;
+      if (!(in >> v) || !in.eof() || v < 0 || v > max)
+        throw std::invalid_argument(flag + " needs a whole number in [0, " +
+                                    std::to_string(max) + "], got '" + text + "'");
+      return v;
+    };
+    long long const int_max = std::numeric_limits<int>::max();
+    try
     {
-      std::string const a = argv[i];
-      auto value = [&](char const *name) -> std::string {
-        std::string const prefix = std::string(name) + "=";
-        return a.rfind(prefix, 0) == 0 ? a.substr(prefix.size()) : std::string();
-      };
-      if (a == "--quick")
-        o.quick = true;
-      else if (!value("--steps").empty())
-        o.steps = std::stoi(value("--steps"));
-      else if (!value("--rounds").empty())
-        o.rounds = std::stoi(value("--rounds"));
-      else if (!value("--out").empty())
-        o.out = value("--out");
-      else if (!value("--baseline").empty())
-        o.baseline = value("--baseline");
-      else if (!value("--seed").empty())
-        o.seed = unsigned(std::stoul(value("--seed")));
-      else if (!value("--variant").empty())
+      for (int i = 1; i < argc; ++i)
       {
-        o.variant_text = value("--variant");
-        try
+        std::string const a = argv[i];
+        auto value = [&](char const *name) -> std::string {
+          std::string const prefix = std::string(name) + "=";
+          return a.rfind(prefix, 0) == 0 ? a.substr(prefix.size()) : std::string();
+        };
+        if (a == "--quick")
+          o.quick = true;
+        else if (!value("--steps").empty())
+          o.steps = int(whole_number("--steps", value("--steps"), int_max));
+        else if (!value("--rounds").empty())
+          o.rounds = int(whole_number("--rounds", value("--rounds"), int_max));
+        else if (!value("--out").empty())
+          o.out = value("--out");
+        else if (!value("--baseline").empty())
+          o.baseline = value("--baseline");
+        else if (!value("--seed").empty())
+          o.seed = unsigned(whole_number("--seed", value("--seed"),
+                                         std::numeric_limits<unsigned>::max()));
+        else if (!value("--variant").empty())
         {
-          o.variant = parse_variant(o.variant_text);
+          o.variant_text = value("--variant");
+          try
+          {
+            o.variant = parse_variant(o.variant_text);
+          }
+          catch (std::invalid_argument const &e)
+          {
+            throw std::invalid_argument(std::string("--variant: ") + e.what());
+          }
         }
-        catch (std::invalid_argument const &e)
+        else if (!value("--motions").empty())
         {
-          if (rank_of(MPI_COMM_WORLD) == 0)
-            std::fprintf(stderr, "bench_distributed: --variant: %s\n", e.what());
-          status = 2;
-          break;
-        }
-      }
-      else if (!value("--motions").empty())
-      {
-        o.motions.clear();
-        std::string const list = value("--motions") + ',';
-        bool known = true;
-        for (std::size_t from = 0, comma;
-             known && (comma = list.find(',', from)) != std::string::npos;
-             from = comma + 1)
-        {
-          auto const motion =
-              hst::workload::motion_named(list.substr(from, comma - from));
-          known = motion.has_value();
-          if (known)
+          o.motions.clear();
+          std::string const list = value("--motions") + ',';
+          for (std::size_t from = 0, comma;
+               (comma = list.find(',', from)) != std::string::npos; from = comma + 1)
+          {
+            auto const motion =
+                hst::workload::motion_named(list.substr(from, comma - from));
+            if (!motion)
+              throw std::invalid_argument(
+                  "--motions takes drift, jump, frozen, separated by commas; got " + a);
             o.motions.push_back(*motion);
+          }
         }
-        if (!known)
-        {
-          if (rank_of(MPI_COMM_WORLD) == 0)
-            std::fprintf(stderr,
-                         "bench_distributed: --motions takes drift, jump, frozen, "
-                         "separated by commas; got %s\n",
-                         argv[i]);
-          status = 2;
-          break;
-        }
+        else
+          throw std::invalid_argument("unknown argument: " + a);
       }
-      else
-      {
-        if (rank_of(MPI_COMM_WORLD) == 0)
-          std::fprintf(
-              stderr,
-              "usage: bench_distributed [--quick] [--steps=N] [--rounds=N] "
-              "[--motions=drift,jump,frozen] [--variant=NAME=VALUE,...] [--seed=N] "
-              "[--out=FILE.tsv] "
-              "[--baseline=FILE.tsv]\n  unknown argument: %s\n",
-              a.c_str());
-        status = 2;
-        break;
-      }
+    }
+    catch (std::invalid_argument const &e)
+    {
+      if (rank_of(MPI_COMM_WORLD) == 0)
+        std::fprintf(
+            stderr,
+            "usage: bench_distributed [--quick] [--steps=N] [--rounds=N] "
+            "[--motions=drift,jump,frozen] [--variant=NAME=VALUE,...] [--seed=N] "
+            "[--out=FILE.tsv] [--baseline=FILE.tsv]\n  %s\n",
+            e.what());
+      status = 2;
     }
     if (status == 0 && (o.steps < 2 || o.rounds < 1))
     {
