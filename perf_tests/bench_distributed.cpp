@@ -21,13 +21,14 @@
 // the median over rounds (full_halo and allgather make nothing per pass).
 // After every pass, y must equal A x (x: the sum of all dx) to 1e-12
 // relative. The rungs run in a new order each round, the same on every rank
-// (from rank 0's random seed, printed; --seed=N repeats one). --motions picks the set
-// motions (drift,jump by default; frozen: a set that stands); --variant=NAME=VALUE,...
-// adds a rung "variant": the adaptive session with those DistributedAdaptiveOptions
-// changed, in the same rounds as the others (this machine's timings move more between
-// runs than most options' effects). Bytes and messages are those received per rank per
-// step, averaged over ranks; "crossing" is the changed columns whose change another rank
-// needs.
+// (from rank 0's random seed, printed; --seed=N repeats one). --motions picks
+// the set motions (drift,jump by default; frozen: a set that stands);
+// --variant=NAME=VALUE,... adds a rung "variant": the adaptive session with
+// those DistributedAdaptiveOptions changed, in the same rounds as the others
+// (this machine's timings move more between runs than most options'
+// effects). Bytes and messages are those received per rank per step,
+// averaged over ranks; "crossing" is the changed columns whose change
+// another rank needs.
 
 #include <hst/HST.hpp>
 
@@ -374,16 +375,25 @@ double ping_pong(std::size_t bytes)
   return t;
 }
 
+// The pieces of "a,b,c" (an empty text: one empty piece).
+std::vector<std::string> split_commas(std::string const &text)
+{
+  std::vector<std::string> pieces;
+  std::size_t from = 0;
+  for (std::size_t comma; (comma = text.find(',', from)) != std::string::npos;
+       from = comma + 1)
+    pieces.push_back(text.substr(from, comma - from));
+  pieces.push_back(text.substr(from));
+  return pieces;
+}
+
 // DistributedAdaptiveOptions with the fields in "name=value,..." changed
 // (--variant); throws std::invalid_argument naming what it cannot take.
 hst::DistributedAdaptiveOptions parse_variant(std::string const &text)
 {
   hst::DistributedAdaptiveOptions o;
-  std::string const list = text + ',';
-  for (std::size_t from = 0, comma; (comma = list.find(',', from)) != std::string::npos;
-       from = comma + 1)
+  for (std::string const &item : split_commas(text))
   {
-    std::string const item = list.substr(from, comma - from);
     auto const eq = item.find('=');
     if (eq == std::string::npos)
       throw std::invalid_argument("expects NAME=VALUE, got '" + item + "'");
@@ -815,12 +825,9 @@ int main(int argc, char *argv[])
         else if (!value("--motions").empty())
         {
           o.motions.clear();
-          std::string const list = value("--motions") + ',';
-          for (std::size_t from = 0, comma;
-               (comma = list.find(',', from)) != std::string::npos; from = comma + 1)
+          for (std::string const &name : split_commas(value("--motions")))
           {
-            auto const motion =
-                hst::workload::motion_named(list.substr(from, comma - from));
+            auto const motion = hst::workload::motion_named(name);
             if (!motion)
               throw std::invalid_argument(
                   "--motions takes drift, jump, frozen, separated by commas; got " + a);
