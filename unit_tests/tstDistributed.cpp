@@ -614,6 +614,10 @@ TYPED_TEST(Distributed, adaptive_defers_the_scheduled_arm_until_a_set_moves_on_a
   hst::DistributedAdaptiveOptions options;
   options.sample_period = 4;
   options.recheck_period = 0;
+  // Every timed step takes 1 us on every rank: only a move can start a
+  // probe (on real clocks a slow sample on a loaded machine starts one too).
+  double now = 0;
+  options.clock = [&] { return now += 1e-6; };
   std::vector<Ordinal> const range = range_of(p, rank);
   ASSERT_GE(range.size(), 5u);
   std::vector<Ordinal> const sets[3] = {{range.begin(), range.begin() + 3},
