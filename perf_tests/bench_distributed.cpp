@@ -403,16 +403,29 @@ hst::DistributedAdaptiveOptions parse_variant(std::string const &text)
     if (!(in >> v) || !in.eof())
       throw std::invalid_argument("'" + name + "' needs a number, got '" +
                                   item.substr(eq + 1) + "'");
+    // Counts take whole numbers (a cast would truncate 1.5 to 1 unseen);
+    // their signs are the library's check_options' to judge.
+    auto whole = [&](double limit) {
+      if (!(v == std::floor(v) && std::fabs(v) <= limit))
+        throw std::invalid_argument("'" + name + "' needs a whole number, got '" +
+                                    item.substr(eq + 1) + "'");
+      return v;
+    };
     if (name == "defer_scheduled")
+    {
+      if (v != 0 && v != 1)
+        throw std::invalid_argument("'defer_scheduled' takes 0 or 1, got '" +
+                                    item.substr(eq + 1) + "'");
       o.defer_scheduled = v != 0;
+    }
     else if (name == "warmup_steps")
-      o.warmup_steps = int(v);
+      o.warmup_steps = int(whole(std::numeric_limits<int>::max()));
     else if (name == "measure_steps")
-      o.measure_steps = int(v);
+      o.measure_steps = int(whole(std::numeric_limits<int>::max()));
     else if (name == "switch_margin")
       o.switch_margin = v;
     else if (name == "sample_period")
-      o.sample_period = std::int64_t(v);
+      o.sample_period = std::int64_t(whole(1e15));
     else if (name == "time_shift_ratio")
       o.time_shift_ratio = v;
     else
