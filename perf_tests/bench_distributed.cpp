@@ -24,7 +24,9 @@
 // (from rank 0's random seed, printed; --seed=N repeats one). --motions picks
 // the set motions (drift,jump by default; frozen: a set that stands);
 // --variant=NAME=VALUE,... adds a rung "variant": the adaptive session with
-// those DistributedAdaptiveOptions changed, in the same rounds as the others
+// those DistributedAdaptiveOptions changed (defer_scheduled, warmup_steps,
+// measure_steps, cut_ratio, switch_margin, sample_period, time_shift_ratio;
+// inf where a ratio takes infinity), in the same rounds as the others
 // (this machine's timings move more between runs than most options'
 // effects). Bytes and messages are those received per rank per step,
 // averaged over ranks; "crossing" is the changed columns whose change
@@ -398,9 +400,10 @@ hst::DistributedAdaptiveOptions parse_variant(std::string const &text)
     if (eq == std::string::npos)
       throw std::invalid_argument("expects NAME=VALUE, got '" + item + "'");
     std::string const name = item.substr(0, eq);
-    std::istringstream in(item.substr(eq + 1));
-    double v = 0;
-    if (!(in >> v) || !in.eof())
+    std::string const number = item.substr(eq + 1);
+    char *end = nullptr;
+    double const v = std::strtod(number.c_str(), &end); // takes "inf"
+    if (number.empty() || *end != '\0' || std::isnan(v))
       throw std::invalid_argument("'" + name + "' needs a number, got '" +
                                   item.substr(eq + 1) + "'");
     // Counts take whole numbers (a cast would truncate 1.5 to 1 unseen);
@@ -422,6 +425,8 @@ hst::DistributedAdaptiveOptions parse_variant(std::string const &text)
       o.warmup_steps = int(whole(std::numeric_limits<int>::max()));
     else if (name == "measure_steps")
       o.measure_steps = int(whole(std::numeric_limits<int>::max()));
+    else if (name == "cut_ratio")
+      o.cut_ratio = v;
     else if (name == "switch_margin")
       o.switch_margin = v;
     else if (name == "sample_period")

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <sstream>
 
@@ -524,6 +525,7 @@ TYPED_TEST(Distributed, adaptive_agrees_on_the_arm_with_the_lowest_slowest_rank_
   options.sample_period = 0;
   options.recheck_period = 0;
   options.defer_scheduled = false; // the set below stands; every arm is probed
+  options.cut_ratio = std::numeric_limits<double>::infinity(); // and runs all its steps
   // The probe order is options.arms, warmup_steps + measure_steps steps each;
   // the clock is read twice per timed step.
   std::int64_t reads = 0;
@@ -559,6 +561,57 @@ TYPED_TEST(Distributed, adaptive_agrees_on_the_arm_with_the_lowest_slowest_rank_
   }
   std::ostringstream text;
   text << report;
+  EXPECT_TRUE(same_on_every_rank(text.str())) << text.str();
+}
+
+// The cut is decided on the slowest rank's times: only rank 0 finds the
+// scheduled arm slow, and every rank ends its block after one measured step.
+TYPED_TEST(Distributed, adaptive_cuts_an_arm_slow_on_one_rank_on_every_rank)
+{
+  using ExecutionSpace = TypeParam;
+  using memory_space = typename ExecutionSpace::memory_space;
+  int const rank = world_rank();
+  auto const A = wl::grid_2d<Scalar, Ordinal>(10, 10);
+  auto const p = hst::BlockPartition::uniform(A.n_rows, MPI_COMM_WORLD);
+  DOperator<ExecutionSpace> op(MPI_COMM_WORLD, local_rows<ExecutionSpace>(A, p), p, p);
+  hst::DistributedAdaptiveOptions options;
+  options.sample_period = 0;
+  options.recheck_period = 0;
+  options.defer_scheduled = false;
+  options.cut_ratio = 2;
+  // Seconds of each timed step, in probe order: exact_set (warm-up, 2
+  // measured), scheduled (warm-up, then 5 s on rank 0: cut), scatter.
+  std::vector<double> const times = {100, 1,   1,  100, rank == 0 ? 5.0 : 1.2,
+                                     100, 1.5, 1.5};
+  std::size_t reads = 0;
+  double now = 0;
+  options.clock = [&] {
+    if (reads++ % 2 == 1)
+      now += times.at(reads / 2 - 1);
+    return now;
+  };
+  std::vector<Ordinal> owned = range_of(p, rank);
+  owned.resize(std::min<std::size_t>(owned.size(), 3));
+  auto session = op.adaptive(to_view<memory_space>(owned), 2, options);
+  std::vector<Scalar> dx(owned.size() * 2, 1.0);
+  Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y(
+      "y", std::size_t(p.local_size(rank)), 2);
+  for (std::size_t step = 0; step < times.size(); ++step)
+    session.apply_cols(
+        to_view<memory_space>(owned),
+        to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, owned.size(), 2), y);
+  auto const &report = session.report();
+  ASSERT_EQ(report.decisions.size(), 1u);
+  auto const &d = report.decisions[0];
+  EXPECT_EQ(d.step, 8);
+  EXPECT_EQ(d.chosen, hst::Arm::exact_set);
+  EXPECT_TRUE(d.cut[int(hst::Arm::scheduled)]);
+  EXPECT_EQ(report.arm_steps[int(hst::Arm::scheduled)], 2);
+  EXPECT_DOUBLE_EQ(d.us_per_step[int(hst::Arm::scheduled)], 5e6);
+  std::ostringstream text;
+  text << report;
+  EXPECT_NE(text.str().find("; scheduled cut after 1 measured step)"), std::string::npos)
+      << text.str();
   EXPECT_TRUE(same_on_every_rank(text.str())) << text.str();
 }
 

@@ -72,6 +72,115 @@ TEST(LockstepPolicy, probes_every_arm_in_order_and_takes_the_cheapest)
   EXPECT_FALSE(step.timed);
 }
 
+// Runs a probe to its decision on a set that moves at every step; a timed
+// step of arm a takes cost[a] seconds, the first of its block (the warm-up,
+// never compared) 100 s. Returns the arm of each step.
+std::vector<Arm> probe_moving(Policy &policy, std::map<Arm, double> const &cost)
+{
+  std::vector<Arm> seen;
+  std::map<Arm, int> block;
+  std::size_t const decisions = policy.report().decisions.size();
+  while (policy.report().decisions.size() == decisions)
+  {
+    auto const step = policy.plan();
+    seen.push_back(step.arm);
+    policy.finish(block[step.arm]++ == 0 ? 100.0 : cost.at(step.arm), true);
+  }
+  return seen;
+}
+
+// An arm whose measured steps so far average more than cut_ratio times a
+// completed arm's cost ends its block at once and is not chosen; an arm is
+// never cut before some arm has completed its measured steps.
+TEST(LockstepPolicy, an_arm_clearly_slower_than_a_completed_one_is_cut)
+{
+  auto o = quiet();
+  o.measure_steps = 3;
+  o.cut_ratio = 2;
+  {
+    Policy policy(o);
+    // exact_set completes at 1.0; scheduled (2.5) is cut after one measured
+    // step, scatter (1.9, within 2x) runs all three.
+    auto const seen = probe_moving(
+        policy, {{Arm::exact_set, 1.0}, {Arm::scheduled, 2.5}, {Arm::scatter, 1.9}});
+    std::vector<Arm> const expected = {
+        Arm::exact_set, Arm::exact_set, Arm::exact_set, Arm::exact_set, Arm::scheduled,
+        Arm::scheduled, Arm::scatter,   Arm::scatter,   Arm::scatter,   Arm::scatter};
+    EXPECT_EQ(seen, expected);
+    auto const &d = policy.report().decisions.at(0);
+    EXPECT_EQ(d.chosen, Arm::exact_set);
+    EXPECT_EQ(d.step, 10);
+    EXPECT_TRUE(d.cut[int(Arm::scheduled)]);
+    EXPECT_FALSE(d.cut[int(Arm::scatter)]);
+    EXPECT_FALSE(d.cut[int(Arm::exact_set)]);
+    EXPECT_EQ(d.measured_steps[int(Arm::scheduled)], 1);
+    EXPECT_EQ(d.measured_steps[int(Arm::scatter)], 3);
+    EXPECT_DOUBLE_EQ(d.us_per_step[int(Arm::scheduled)], 2.5e6);
+    EXPECT_DOUBLE_EQ(d.us_per_step[int(Arm::scatter)], 1.9e6);
+  }
+  {
+    // The slow arm first: nothing has completed, so it runs all its steps,
+    // and the faster arms after it are not cut.
+    Policy policy(o);
+    auto const seen = probe_moving(
+        policy, {{Arm::exact_set, 9.0}, {Arm::scheduled, 1.0}, {Arm::scatter, 1.5}});
+    EXPECT_EQ(seen.size(), 12u);
+    auto const &d = policy.report().decisions.at(0);
+    EXPECT_EQ(d.chosen, Arm::scheduled);
+    EXPECT_EQ(d.cut, (std::array<bool, 3>{}));
+  }
+  {
+    // The mean so far decides: a slow first measured step (3.0) is cut at
+    // once; a step of 2.0 is not (not above 2 x 1.0).
+    Policy policy(o);
+    policy.finish(100.0, true);
+    for (int i = 0; i < 3; ++i)
+      policy.finish(1.0, true); // exact_set complete at 1.0
+    policy.finish(100.0, true); // scheduled: warm-up
+    policy.finish(2.0, true);   // mean 2.0: not cut
+    EXPECT_EQ(policy.plan().arm, Arm::scheduled);
+    policy.finish(4.5, true); // mean 3.25: cut
+    EXPECT_EQ(policy.plan().arm, Arm::scatter);
+    // A mean that passes 2x only at the last measured step: complete, not cut.
+    for (double t : {100.0, 2.0, 2.0, 2.5})
+      policy.finish(t, true);
+    auto const &d = policy.report().decisions.at(0);
+    EXPECT_TRUE(d.cut[int(Arm::scheduled)]);
+    EXPECT_FALSE(d.cut[int(Arm::scatter)]);
+    EXPECT_EQ(d.measured_steps[int(Arm::scatter)], 3);
+    EXPECT_EQ(d.chosen, Arm::exact_set);
+  }
+  {
+    // Infinity cuts none.
+    o.cut_ratio = std::numeric_limits<double>::infinity();
+    Policy policy(o);
+    auto const seen = probe_moving(
+        policy, {{Arm::exact_set, 1.0}, {Arm::scheduled, 50.0}, {Arm::scatter, 1.9}});
+    EXPECT_EQ(seen.size(), 12u);
+    EXPECT_EQ(policy.report().decisions.at(0).chosen, Arm::exact_set);
+  }
+}
+
+// A re-probe cuts the incumbent like any arm: its block ends and the
+// switch margin, which only keeps an arm it could choose, does not apply.
+TEST(LockstepPolicy, a_reprobe_cuts_a_slowed_incumbent)
+{
+  auto o = quiet();
+  o.arms = {Arm::exact_set, Arm::scatter};
+  Policy policy(o);
+  probe_moving(policy, {{Arm::exact_set, 1.5}, {Arm::scatter, 1.0}});
+  ASSERT_EQ(policy.report().active, Arm::scatter);
+  policy.reprobe();
+  auto const seen = probe_moving(policy, {{Arm::exact_set, 1.0}, {Arm::scatter, 5.0}});
+  std::vector<Arm> const expected = {Arm::exact_set, Arm::exact_set, Arm::exact_set,
+                                     Arm::scatter, Arm::scatter};
+  EXPECT_EQ(seen, expected);
+  auto const &d = policy.report().decisions.at(1);
+  EXPECT_EQ(d.chosen, Arm::exact_set);
+  EXPECT_TRUE(d.cut[int(Arm::scatter)]);
+  EXPECT_EQ(policy.report().active, Arm::exact_set);
+}
+
 TEST(LockstepPolicy, samples_start_a_reprobe_only_when_confirmed)
 {
   auto o = quiet();

@@ -6,10 +6,13 @@
 // for warmup_steps + measure_steps consecutive steps, each timed on every
 // rank (fence the caller's instance, read the clock, apply with the exchange,
 // fence, read the clock) and combined at once with one MPI_Allreduce (MAX: a
-// step is as slow as its slowest rank). After the probe's last step every
-// rank takes the arm with the lowest mean combined time over its measured
-// steps (a re-probe keeps the active arm unless another is cheaper by more
-// than switch_margin). Settled steps run the chosen arm with nothing added
+// step is as slow as its slowest rank). An arm whose measured steps so far
+// average more than cut_ratio times the cost of an arm that completed its
+// measured steps in the same probe is cut: its block ends at once and it is
+// not chosen. After the probe's last step every rank takes the arm with the
+// lowest mean combined time over its measured steps among those not cut (a
+// re-probe keeps the active arm unless another is cheaper by more than
+// switch_margin). Settled steps run the chosen arm with nothing added
 // but a switch, except sampled steps (every sample_period-th), which are
 // timed and combined the same way; shift_samples combined samples in a row
 // above time_shift_ratio times the decision's cost start a re-probe, and a
@@ -41,9 +44,9 @@
 //
 // Differences from the single-rank AdaptiveSession, on purpose: costs are
 // per step (the slowest rank's), not per entry, since the entries of a step
-// differ by rank and the slowest rank sets the pace; there is no cut after
-// round 1 and no compile-rate detector, whose per-rank signals would need a
-// collective every window.
+// differ by rank and the slowest rank sets the pace; the probe is one round
+// (no fastest-first second round), and there is no compile-rate detector,
+// whose per-rank signals would need a collective every window.
 
 #include <hst/ExactSetArm.hpp>
 #include <hst/ScatterArm.hpp>
@@ -94,6 +97,10 @@ inline std::ostream &operator<<(std::ostream &out, DistributedAdaptiveReport con
       else
         s << d.us_per_step[a] << " us/step";
     }
+    for (std::size_t a = 0; a < distributed_arm_count; ++a)
+      if (d.cut[a])
+        s << "; " << to_string(Arm(a)) << " cut after " << d.measured_steps[a]
+          << " measured step" << (d.measured_steps[a] == 1 ? "" : "s");
     if (d.scheduled_deferred)
       s << "; scheduled deferred (the same set on " << d.same_set_steps << " steps)";
     s << ") " << d.reason << '\n';

@@ -40,6 +40,11 @@ struct DistributedAdaptiveOptions
   /// Steps per arm that are compared: the arm's cost is the mean of their
   /// step times, each the slowest rank's. >= 1.
   int measure_steps = 2;
+  /// An arm is cut, its block ended and the arm not chosen, as soon as the
+  /// mean of its measured steps so far exceeds cut_ratio times the cost of
+  /// an arm of the same probe that completed its measured steps. Infinity
+  /// cuts none. >= 1, not NaN.
+  double cut_ratio = 2.0;
   /// A re-probe replaces the active arm only if another arm's cost is lower
   /// by more than this fraction of the active arm's. In [0, 1).
   double switch_margin = 0.05;
@@ -91,6 +96,10 @@ struct DistributedDecision
       std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(),
       std::numeric_limits<double>::quiet_NaN()};
   std::string reason; ///< why the probe began
+  /// Per arm: cut (DistributedAdaptiveOptions::cut_ratio) after
+  /// `measured_steps` of its measured steps; us_per_step is their mean.
+  std::array<bool, distributed_arm_count> cut{};
+  std::array<std::int64_t, distributed_arm_count> measured_steps{};
   /// The scheduled arm was deferred (DistributedAdaptiveOptions::
   /// defer_scheduled): the set was the same on every rank over the probe's
   /// first `same_set_steps` steps.
@@ -135,6 +144,9 @@ inline void check_options(DistributedAdaptiveOptions const &o)
     throw_invalid("argument 'options.warmup_steps' must be >= 0, got ", o.warmup_steps);
   if (o.measure_steps < 1)
     throw_invalid("argument 'options.measure_steps' must be >= 1, got ", o.measure_steps);
+  if (!(o.cut_ratio >= 1))
+    throw_invalid("argument 'options.cut_ratio' must be >= 1 (infinity: cut none), got ",
+                  o.cut_ratio);
   if (!(o.switch_margin >= 0 && o.switch_margin < 1))
     throw_invalid("argument 'options.switch_margin' must lie in [0, 1), got ",
                   o.switch_margin);
@@ -166,9 +178,10 @@ inline void check_options(DistributedAdaptiveOptions const &o)
 inline std::vector<double> collective_shape(DistributedAdaptiveOptions const &o)
 {
   std::vector<double> shape = {
-      double(o.warmup_steps),   double(o.measure_steps),      o.switch_margin,
-      double(o.sample_period),  o.time_shift_ratio,           double(o.shift_samples),
-      double(o.recheck_period), double(o.recheck_max_period), double(o.defer_scheduled)};
+      double(o.warmup_steps),   double(o.measure_steps),  o.cut_ratio,
+      o.switch_margin,          double(o.sample_period),  o.time_shift_ratio,
+      double(o.shift_samples),  double(o.recheck_period), double(o.recheck_max_period),
+      double(o.defer_scheduled)};
   for (Arm a : o.arms)
     shape.push_back(double(a));
   return shape;
@@ -199,6 +212,7 @@ public:
       : arms_(options.arms)
       , warmup_(options.warmup_steps)
       , measure_(options.measure_steps)
+      , cut_ratio_(options.cut_ratio)
       , margin_(options.switch_margin)
       , sample_period_(options.sample_period)
       , shift_ratio_(options.time_shift_ratio)
@@ -236,9 +250,20 @@ public:
         moved_pairs_ += combined_moved;
       }
       ++probe_step_;
+      std::size_t const a = std::size_t(step.arm);
+      bool cut = false;
       if (block_step_ >= warmup_)
-        sum_[std::size_t(step.arm)] += combined_seconds;
-      if (++block_step_ == block())
+      {
+        sum_[a] += combined_seconds;
+        auto &measured = pending_.measured_steps[a];
+        ++measured;
+        cut = measured < measure_ &&
+              sum_[a] / double(measured) > cut_ratio_ * best_complete_;
+        pending_.cut[a] = cut;
+        if (measured == measure_)
+          best_complete_ = std::min(best_complete_, sum_[a] / measure_);
+      }
+      if (++block_step_ == block() || cut)
       {
         block_step_ = 0;
         ++position_;
@@ -323,11 +348,14 @@ private:
     Arm best = order_.front();
     for (Arm a : order_)
     {
+      std::size_t const i = std::size_t(a);
       if (a == Arm::scheduled && d.scheduled_deferred)
         continue;
-      cost[std::size_t(a)] = sum_[std::size_t(a)] / measure_;
-      d.us_per_step[std::size_t(a)] = 1e6 * cost[std::size_t(a)];
-      if (!found || cost[std::size_t(a)] < cost[std::size_t(best)])
+      d.us_per_step[i] = 1e6 * sum_[i] / double(d.measured_steps[i]);
+      if (d.cut[i])
+        continue; // not chosen; its cost stays infinite for the margin rule
+      cost[i] = sum_[i] / measure_;
+      if (!found || cost[i] < cost[std::size_t(best)])
         best = a;
       found = true;
     }
@@ -393,6 +421,7 @@ private:
     requeued_ = false;
     watching_ = false;
     sum_.fill(0);
+    best_complete_ = std::numeric_limits<double>::infinity();
     pending_ = DistributedDecision{};
     pending_.probe_start = report_.steps;
     pending_.reason = std::move(reason);
@@ -402,6 +431,7 @@ private:
   std::vector<Arm> arms_;
   int warmup_;
   int measure_;
+  double cut_ratio_;
   double margin_;
   std::int64_t sample_period_;
   double shift_ratio_;
@@ -422,6 +452,8 @@ private:
   bool requeued_ = false;        // the scheduled arm went behind the others
   bool watching_ = false;        // settled after a deferral: samples compare the set
   std::array<double, distributed_arm_count> sum_{}; // combined measured seconds
+  // The lowest cost of an arm of this probe that completed its measured steps.
+  double best_complete_ = std::numeric_limits<double>::infinity();
   double reference_ = 0;
   std::int64_t settled_ = 0;
   int shifted_ = 0;
