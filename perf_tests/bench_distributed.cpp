@@ -24,9 +24,10 @@
 // (from rank 0's random seed, printed; --seed=N repeats one). --motions picks
 // the set motions (drift,jump by default; frozen: a set that stands);
 // --variant=NAME=VALUE,... adds a rung "variant": the adaptive session with
-// those DistributedAdaptiveOptions changed (defer_scheduled, warmup_steps,
-// measure_steps, cut_ratio, switch_margin, sample_period, time_shift_ratio;
-// inf where a ratio takes infinity), in the same rounds as the others
+// those DistributedAdaptiveOptions changed (arms, as names separated by
+// ':'; defer_scheduled, warmup_steps, measure_steps, cut_ratio,
+// switch_margin, sample_period, time_shift_ratio; inf where a ratio takes
+// infinity), in the same rounds as the others
 // (this machine's timings move more between runs than most options'
 // effects). Bytes and messages are those received per rank per step,
 // averaged over ranks; "crossing" is the changed columns whose change
@@ -401,6 +402,26 @@ hst::DistributedAdaptiveOptions parse_variant(std::string const &text)
       throw std::invalid_argument("expects NAME=VALUE, got '" + item + "'");
     std::string const name = item.substr(0, eq);
     std::string const number = item.substr(eq + 1);
+    if (name == "arms") // arm names in probe order, separated by ':'
+    {
+      o.arms.clear();
+      std::size_t from = 0;
+      while (from <= number.size())
+      {
+        std::size_t const to = std::min(number.find(':', from), number.size());
+        std::string const arm = number.substr(from, to - from);
+        std::size_t a = 0;
+        while (a < hst::distributed_arm_count && arm != hst::to_string(hst::Arm(a)))
+          ++a;
+        if (a == hst::distributed_arm_count)
+          throw std::invalid_argument("'arms' takes scheduled, exact_set, scatter "
+                                      "separated by ':', got '" +
+                                      number + "'");
+        o.arms.push_back(hst::Arm(a));
+        from = to + 1;
+      }
+      continue;
+    }
     char *end = nullptr;
     double const v = std::strtod(number.c_str(), &end); // takes "inf"
     if (number.empty() || *end != '\0' || std::isnan(v))
