@@ -51,7 +51,9 @@ public:
     apply_returning_ids(space, cols, dx, y);
   }
 
-  /// Same, on a default instance of the operator's execution space.
+  /// Same, on a default instance of `MemorySpace::execution_space` (Kokkos'
+  /// space for that memory: a host space for host-pinned memory, so order it
+  /// after steps run there on a device instance).
   template <class Cols, class Dx, class Y>
   void apply_cols(Cols const &cols, Dx const &dx, Y const &y)
   {
