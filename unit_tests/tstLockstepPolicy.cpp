@@ -151,6 +151,20 @@ TEST(LockstepPolicy, an_arm_clearly_slower_than_a_completed_one_is_cut)
     EXPECT_EQ(d.chosen, Arm::exact_set);
   }
   {
+    // The threshold is the lowest completed cost: exact_set completes at
+    // 1.9, scatter at 1.0, so scheduled at 3.0 (below 2 x 1.9) is cut.
+    auto o2 = o;
+    o2.arms = {Arm::exact_set, Arm::scatter, Arm::scheduled};
+    Policy policy(o2);
+    auto const seen = probe_moving(
+        policy, {{Arm::exact_set, 1.9}, {Arm::scatter, 1.0}, {Arm::scheduled, 3.0}});
+    EXPECT_EQ(seen.size(), 10u);
+    auto const &d = policy.report().decisions.at(0);
+    EXPECT_TRUE(d.cut[int(Arm::scheduled)]);
+    EXPECT_EQ(d.measured_steps[int(Arm::scheduled)], 1);
+    EXPECT_EQ(d.chosen, Arm::scatter);
+  }
+  {
     // Infinity cuts none.
     o.cut_ratio = std::numeric_limits<double>::infinity();
     Policy policy(o);
@@ -179,6 +193,50 @@ TEST(LockstepPolicy, a_reprobe_cuts_a_slowed_incumbent)
   EXPECT_EQ(d.chosen, Arm::exact_set);
   EXPECT_TRUE(d.cut[int(Arm::scatter)]);
   EXPECT_EQ(policy.report().active, Arm::exact_set);
+}
+
+// A cut incumbent is not chosen even where its mean over the full block
+// would pass the margin (2.5 after one of three measured steps: 0.83 if the
+// missing steps counted as zero), and the cut never replaces an incumbent
+// the margin keeps (cut_ratio 1 against a 5% margin: 1.02 is kept).
+TEST(LockstepPolicy, a_cut_incumbent_is_replaced_only_outside_the_margin)
+{
+  auto o = quiet();
+  o.arms = {Arm::exact_set, Arm::scatter};
+  o.measure_steps = 3;
+  {
+    Policy policy(o);
+    probe_moving(policy, {{Arm::exact_set, 1.5}, {Arm::scatter, 1.0}});
+    ASSERT_EQ(policy.report().active, Arm::scatter);
+    policy.reprobe();
+    probe_moving(policy, {{Arm::exact_set, 1.0}, {Arm::scatter, 2.5}});
+    auto const &d = policy.report().decisions.at(1);
+    EXPECT_TRUE(d.cut[int(Arm::scatter)]);
+    EXPECT_EQ(d.chosen, Arm::exact_set);
+  }
+  {
+    o.cut_ratio = 1;
+    o.switch_margin = 0.05;
+    Policy policy(o);
+    probe_moving(policy, {{Arm::exact_set, 1.5}, {Arm::scatter, 1.0}});
+    ASSERT_EQ(policy.report().active, Arm::scatter);
+    policy.reprobe();
+    auto const seen = probe_moving(policy, {{Arm::exact_set, 1.0}, {Arm::scatter, 1.02}});
+    EXPECT_EQ(seen.size(), 8u); // both blocks whole
+    auto const &d = policy.report().decisions.at(1);
+    EXPECT_FALSE(d.cut[int(Arm::scatter)]);
+    EXPECT_EQ(d.chosen, Arm::scatter);
+  }
+  {
+    // A challenger at the same ratio is cut: only the incumbent is held.
+    Policy policy(o);
+    probe_moving(policy, {{Arm::exact_set, 1.0}, {Arm::scatter, 1.5}});
+    ASSERT_EQ(policy.report().active, Arm::exact_set);
+    policy.reprobe();
+    auto const seen = probe_moving(policy, {{Arm::exact_set, 1.0}, {Arm::scatter, 1.02}});
+    EXPECT_EQ(seen.size(), 6u);
+    EXPECT_TRUE(policy.report().decisions.at(1).cut[int(Arm::scatter)]);
+  }
 }
 
 TEST(LockstepPolicy, samples_start_a_reprobe_only_when_confirmed)

@@ -12,11 +12,12 @@
 // not chosen. After the probe's last step every rank takes the arm with the
 // lowest mean combined time over its measured steps among those not cut (a
 // re-probe keeps the active arm unless another is cheaper by more than
-// switch_margin). Settled steps run the chosen arm with nothing added
-// but a switch, except sampled steps (every sample_period-th), which are
-// timed and combined the same way; shift_samples combined samples in a row
-// above time_shift_ratio times the decision's cost start a re-probe, and a
-// periodic re-check (backed off while it keeps the arm) starts one too.
+// switch_margin, and cuts it only at a ratio the margin would not keep).
+// Settled steps run the chosen arm with nothing added but a switch, except
+// sampled steps (every sample_period-th), which are timed and combined the
+// same way; shift_samples combined samples in a row above time_shift_ratio
+// times the decision's cost start a re-probe, and a periodic re-check
+// (backed off while it keeps the arm) starts one too.
 //
 // Deferral (DistributedAdaptiveOptions::defer_scheduled): each probe step
 // after the first compares this rank's column ids with the previous step's

@@ -42,8 +42,12 @@ struct DistributedAdaptiveOptions
   int measure_steps = 2;
   /// An arm is cut, its block ended and the arm not chosen, as soon as the
   /// mean of its measured steps so far exceeds cut_ratio times the cost of
-  /// an arm of the same probe that completed its measured steps. Infinity
-  /// cuts none. >= 1, not NaN.
+  /// an arm of the same probe that completed its measured steps (the
+  /// lowest such cost). Only a step before an arm's last measured one can
+  /// cut it, so measure_steps = 1 cuts none. On a re-probe the active arm's
+  /// ratio is at least 1 / (1 - switch_margin): it is cut only where its
+  /// mean so far lies outside the margin. Infinity cuts none. >= 1, not
+  /// NaN.
   double cut_ratio = 2.0;
   /// A re-probe replaces the active arm only if another arm's cost is lower
   /// by more than this fraction of the active arm's. In [0, 1).
@@ -257,8 +261,13 @@ public:
         sum_[a] += combined_seconds;
         auto &measured = pending_.measured_steps[a];
         ++measured;
-        cut = measured < measure_ &&
-              sum_[a] / double(measured) > cut_ratio_ * best_complete_;
+        // On a re-probe the active arm is cut only where the switch margin
+        // would not keep it either (else a cut_ratio below 1 / (1 -
+        // switch_margin) would undo the margin's hysteresis).
+        double const ratio = !report_.decisions.empty() && step.arm == report_.active
+                                 ? std::max(cut_ratio_, 1 / (1 - margin_))
+                                 : cut_ratio_;
+        cut = measured < measure_ && sum_[a] / double(measured) > ratio * best_complete_;
         pending_.cut[a] = cut;
         if (measured == measure_)
           best_complete_ = std::min(best_complete_, sum_[a] / measure_);
