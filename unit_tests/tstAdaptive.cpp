@@ -1412,6 +1412,31 @@ TYPED_TEST(Adaptive, switch_margin_keeps_the_active_arm_against_a_near_tie)
   EXPECT_NEAR(r.decisions[2].us_per_step[slot(Arm::scatter)], 0.94, 1e-9);
 }
 
+// The cut never undoes the margin: with cut_ratio 1 the re-probe's round 1
+// would cut the active scheduled arm (1.0 against the scatter arm's 0.96);
+// its ratio is held at 1 / (1 - switch_margin), so it runs its measured
+// steps and the margin keeps it. A challenger gets no such hold.
+TYPED_TEST(Adaptive, a_low_cut_ratio_does_not_undo_the_switch_margin)
+{
+  using ExecutionSpace = TypeParam;
+  auto const s = one_motion(hw::Motion::frozen, 120);
+  auto options = small_options(); // switch_margin 0.05
+  options.cut_ratio = 1;
+  Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.0, 1.8, 3.0));
+  h.run_repriced(s, {{20, flat_prices(1.0, 1.8, 0.96)}});
+  auto const &r = h.session.report();
+  SCOPED_TRACE(::testing::Message() << r);
+  ASSERT_GE(r.decisions.size(), 2u);
+  EXPECT_EQ(r.decisions[0].chosen, Arm::scheduled);
+  auto const &d = r.decisions[1];
+  EXPECT_EQ(d.chosen, Arm::scheduled);
+  EXPECT_EQ(d.measured_steps[slot(Arm::scheduled)], 3);
+  EXPECT_EQ(d.measured_steps[slot(Arm::scatter)], 3);
+  EXPECT_EQ(d.measured_steps[slot(Arm::exact_set)], 1); // cut at 1.8 > 0.96
+  EXPECT_NE(d.reason.find("exact_set cut after round 1 (5.625 ns/entry > 1.00 x"),
+            std::string::npos);
+}
+
 TYPED_TEST(Adaptive, allowed_arms_restrict_and_order_the_probe)
 {
   using ExecutionSpace = TypeParam;

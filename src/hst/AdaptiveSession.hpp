@@ -818,7 +818,7 @@ private:
       outcome_[a] = Outcome::complete;
       best_complete_ = std::min(best_complete_, cost(a));
     }
-    else if (round_ == 2 && cost(a) > options_.cut_ratio * best_complete_)
+    else if (round_ == 2 && cost(a) > cut_ratio_for(a) * best_complete_)
     {
       outcome_[a] = Outcome::stopped;
       stop_reference_[a] = best_complete_;
@@ -829,6 +829,15 @@ private:
   }
 
   double mean(std::size_t a) const { return sum_[a] / measured_[a]; }
+  // The ratio over the best cost that cuts or stops arm a: cut_ratio, and on
+  // a re-probe at least 1 / (1 - switch_margin) for the active arm, so that
+  // the cut never removes an arm the switch margin would keep.
+  double cut_ratio_for(std::size_t a) const
+  {
+    return !report_.decisions.empty() && Arm(a) == report_.active
+               ? std::max(options_.cut_ratio, 1 / (1 - options_.switch_margin))
+               : options_.cut_ratio;
+  }
   // What the arms are compared by: seconds per entry over the measured
   // steps, for the exact-set arm with its compiles charged at the rate the
   // probe saw the set change (compile_charge()).
@@ -1049,7 +1058,7 @@ private:
         std::size_t const a = std::size_t(order_[i]);
         if (outcome_[a] != Outcome::running)
           continue;
-        if (cost(a) > options_.cut_ratio * round1_best_)
+        if (cost(a) > cut_ratio_for(a) * round1_best_)
           outcome_[a] = Outcome::cut;
         else
           order_[n++] = order_[i];
@@ -1146,6 +1155,7 @@ private:
     std::array<double, arm_count> cost{}; // seconds per entry of the measured steps
     std::array<int, arm_count> measured{};
     std::array<double, arm_count> stop_reference{};
+    std::array<double, arm_count> cut_ratio{}; // cut, stopped: the ratio applied
     double round1_best = 0;
     std::array<double, arm_count> skip_prediction{}; // skipped: predicted cost
     std::array<double, arm_count> skip_bound{};      // skipped: best measured cost
@@ -1198,7 +1208,7 @@ private:
       std::size_t const a = std::size_t(arm);
       if (w.outcome[a] == Outcome::cut)
         s << "; " << to_string(arm) << " cut after round 1 (" << ns(w.cost[a]) << " > "
-          << options_.cut_ratio << " x " << ns(w.round1_best) << ')';
+          << w.cut_ratio[a] << " x " << ns(w.round1_best) << ')';
       else if (w.outcome[a] == Outcome::skipped)
         s << "; " << to_string(arm) << " not probed (predicted "
           << ns(w.skip_prediction[a]) << " > " << options_.model_margin << " x "
@@ -1209,7 +1219,7 @@ private:
       else if (w.outcome[a] == Outcome::stopped)
         s << "; " << to_string(arm) << " stopped after " << w.measured[a] << " of "
           << options_.measure_steps << " steps (" << ns(w.cost[a]) << " > "
-          << options_.cut_ratio << " x " << ns(w.stop_reference[a]) << ')';
+          << w.cut_ratio[a] << " x " << ns(w.stop_reference[a]) << ')';
     }
     if (w.compile_charge > 0)
       s << "; exact_set charged a compile on " << w.compile_charge << " of its steps ("
@@ -1242,6 +1252,8 @@ private:
         !(best_cost < (1 - options_.switch_margin) * cost(inc)))
       chosen = incumbent;
     std::size_t const c = std::size_t(chosen);
+    for (std::size_t a = 0; a < arm_count; ++a)
+      why_.cut_ratio[a] = cut_ratio_for(a); // before this decision is recorded
 
     AdaptiveDecision d;
     d.probe_start = probe_start_;

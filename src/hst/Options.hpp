@@ -201,8 +201,10 @@ struct AdaptiveOptions
   /// cost (time per entry) is more than cut_ratio times the lowest, and in
   /// round 2 as soon as its cost so far exceeds cut_ratio times the lowest
   /// cost of an arm that completed its measured steps. An abandoned arm is
-  /// not chosen. Infinity abandons none (every arm runs all its measured
-  /// steps). >= 1, not NaN.
+  /// not chosen. On a re-probe the active arm's ratio is at least 1 / (1 -
+  /// switch_margin), so that the cut never abandons an arm the margin would
+  /// keep. Infinity abandons none (every arm runs all its measured steps).
+  /// >= 1, not NaN.
   double cut_ratio = 2.0;
   /// A re-probe replaces the active arm only if another arm's cost is lower
   /// by more than this fraction of the active arm's (hysteresis of the
