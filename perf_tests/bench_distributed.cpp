@@ -425,21 +425,20 @@ hst::DistributedAdaptiveOptions parse_variant(std::string const &text)
     char *end = nullptr;
     double const v = std::strtod(number.c_str(), &end); // takes "inf"
     if (number.empty() || *end != '\0' || std::isnan(v))
-      throw std::invalid_argument("'" + name + "' needs a number, got '" +
-                                  item.substr(eq + 1) + "'");
+      throw std::invalid_argument("'" + name + "' needs a number, got '" + number + "'");
     // Counts take whole numbers (a cast would truncate 1.5 to 1 unseen);
     // their signs are the library's check_options' to judge.
     auto whole = [&](double limit) {
       if (!(v == std::floor(v) && std::fabs(v) <= limit))
         throw std::invalid_argument("'" + name + "' needs a whole number, got '" +
-                                    item.substr(eq + 1) + "'");
+                                    number + "'");
       return v;
     };
     if (name == "defer_scheduled")
     {
       if (v != 0 && v != 1)
-        throw std::invalid_argument("'defer_scheduled' takes 0 or 1, got '" +
-                                    item.substr(eq + 1) + "'");
+        throw std::invalid_argument("'defer_scheduled' takes 0 or 1, got '" + number +
+                                    "'");
       o.defer_scheduled = v != 0;
     }
     else if (name == "warmup_steps")

@@ -507,14 +507,34 @@ TYPED_TEST(Distributed, bad_construction_on_one_rank_throws_on_every_rank)
 
 // With a clock that makes each rank see different arm costs, every rank
 // chooses the arm whose slowest rank is fastest (MAX, then min).
-TYPED_TEST(Distributed, adaptive_agrees_on_the_arm_with_the_lowest_slowest_rank_cost)
+// Runs `steps` steps of an adaptive session with `options` (their clock set
+// by the caller) on a 10 x 10 grid, every rank changing the same owned
+// columns (at most 3) at every step; returns the session's report.
+template <class ExecutionSpace>
+hst::DistributedAdaptiveReport
+run_on_a_standing_set(hst::DistributedAdaptiveOptions const &options, int steps)
 {
-  using ExecutionSpace = TypeParam;
   using memory_space = typename ExecutionSpace::memory_space;
-  int const size = world_size(), rank = world_rank();
+  int const rank = world_rank();
   auto const A = wl::grid_2d<Scalar, Ordinal>(10, 10);
   auto const p = hst::BlockPartition::uniform(A.n_rows, MPI_COMM_WORLD);
   DOperator<ExecutionSpace> op(MPI_COMM_WORLD, local_rows<ExecutionSpace>(A, p), p, p);
+  std::vector<Ordinal> owned = range_of(p, rank);
+  owned.resize(std::min<std::size_t>(owned.size(), 3));
+  auto session = op.adaptive(to_view<memory_space>(owned), 2, options);
+  std::vector<Scalar> dx(owned.size() * 2, 1.0);
+  Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y(
+      "y", std::size_t(p.local_size(rank)), 2);
+  for (int step = 0; step < steps; ++step)
+    session.apply_cols(
+        to_view<memory_space>(owned),
+        to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, owned.size(), 2), y);
+  return session.report();
+}
+
+TYPED_TEST(Distributed, adaptive_agrees_on_the_arm_with_the_lowest_slowest_rank_cost)
+{
+  int const size = world_size(), rank = world_rank();
   // Seconds per step of each arm (indexed by hst::Arm) on rank r: rank 0
   // finds the exact-set arm fastest; on 2+ ranks, rank 1 finds it slowest.
   auto cost = [](int r, hst::Arm a) {
@@ -536,17 +556,7 @@ TYPED_TEST(Distributed, adaptive_agrees_on_the_arm_with_the_lowest_slowest_rank_
       now += cost(rank, options.arms[std::size_t(step / 3)]);
     return now;
   };
-  std::vector<Ordinal> owned = range_of(p, rank);
-  owned.resize(std::min<std::size_t>(owned.size(), 3));
-  auto session = op.adaptive(to_view<memory_space>(owned), 2, options);
-  std::vector<Scalar> dx(owned.size() * 2, 1.0);
-  Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y(
-      "y", std::size_t(p.local_size(rank)), 2);
-  for (int step = 0; step < 12; ++step)
-    session.apply_cols(
-        to_view<memory_space>(owned),
-        to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, owned.size(), 2), y);
-  auto const &report = session.report();
+  auto const report = run_on_a_standing_set<TypeParam>(options, 12);
   ASSERT_EQ(report.decisions.size(), 1u);
   auto const expected = size > 1 ? hst::Arm::scatter : hst::Arm::exact_set;
   EXPECT_EQ(report.decisions[0].chosen, expected);
@@ -568,12 +578,7 @@ TYPED_TEST(Distributed, adaptive_agrees_on_the_arm_with_the_lowest_slowest_rank_
 // scheduled arm slow, and every rank ends its block after one measured step.
 TYPED_TEST(Distributed, adaptive_cuts_an_arm_slow_on_one_rank_on_every_rank)
 {
-  using ExecutionSpace = TypeParam;
-  using memory_space = typename ExecutionSpace::memory_space;
   int const rank = world_rank();
-  auto const A = wl::grid_2d<Scalar, Ordinal>(10, 10);
-  auto const p = hst::BlockPartition::uniform(A.n_rows, MPI_COMM_WORLD);
-  DOperator<ExecutionSpace> op(MPI_COMM_WORLD, local_rows<ExecutionSpace>(A, p), p, p);
   hst::DistributedAdaptiveOptions options;
   options.sample_period = 0;
   options.recheck_period = 0;
@@ -590,17 +595,7 @@ TYPED_TEST(Distributed, adaptive_cuts_an_arm_slow_on_one_rank_on_every_rank)
       now += times.at(reads / 2 - 1);
     return now;
   };
-  std::vector<Ordinal> owned = range_of(p, rank);
-  owned.resize(std::min<std::size_t>(owned.size(), 3));
-  auto session = op.adaptive(to_view<memory_space>(owned), 2, options);
-  std::vector<Scalar> dx(owned.size() * 2, 1.0);
-  Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y(
-      "y", std::size_t(p.local_size(rank)), 2);
-  for (std::size_t step = 0; step < times.size(); ++step)
-    session.apply_cols(
-        to_view<memory_space>(owned),
-        to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, owned.size(), 2), y);
-  auto const &report = session.report();
+  auto const report = run_on_a_standing_set<TypeParam>(options, int(times.size()));
   ASSERT_EQ(report.decisions.size(), 1u);
   auto const &d = report.decisions[0];
   EXPECT_EQ(d.step, 8);

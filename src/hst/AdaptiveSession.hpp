@@ -829,13 +829,11 @@ private:
   }
 
   double mean(std::size_t a) const { return sum_[a] / measured_[a]; }
-  // The ratio over the best cost that cuts or stops arm a: cut_ratio, and on
-  // a re-probe at least 1 / (1 - switch_margin) for the active arm, so that
-  // the cut never removes an arm the switch margin would keep.
+  // The ratio over the best cost that cuts or stops arm a.
   double cut_ratio_for(std::size_t a) const
   {
     return !report_.decisions.empty() && Arm(a) == report_.active
-               ? std::max(options_.cut_ratio, 1 / (1 - options_.switch_margin))
+               ? detail::active_arm_cut_ratio(options_.cut_ratio, options_.switch_margin)
                : options_.cut_ratio;
   }
   // What the arms are compared by: seconds per entry over the measured

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -296,5 +297,19 @@ struct AdaptiveOptions
   /// Tests pass a fake clock; the default is std::chrono::steady_clock.
   std::function<double()> clock = steady_seconds;
 };
+
+namespace detail
+{
+
+// The cut ratio (AdaptiveOptions and DistributedAdaptiveOptions::cut_ratio)
+// applied to the active arm in a re-probe: never below 1 / (1 -
+// switch_margin), so that the cut cannot remove an arm the switch margin
+// would keep.
+inline double active_arm_cut_ratio(double cut_ratio, double switch_margin)
+{
+  return std::max(cut_ratio, 1 / (1 - switch_margin));
+}
+
+} // namespace detail
 
 } // namespace hst

@@ -261,11 +261,8 @@ public:
         sum_[a] += combined_seconds;
         auto &measured = pending_.measured_steps[a];
         ++measured;
-        // On a re-probe the active arm is cut only where the switch margin
-        // would not keep it either (else a cut_ratio below 1 / (1 -
-        // switch_margin) would undo the margin's hysteresis).
         double const ratio = !report_.decisions.empty() && step.arm == report_.active
-                                 ? std::max(cut_ratio_, 1 / (1 - margin_))
+                                 ? active_arm_cut_ratio(cut_ratio_, margin_)
                                  : cut_ratio_;
         cut = measured < measure_ && sum_[a] / double(measured) > ratio * best_complete_;
         pending_.cut[a] = cut;
