@@ -296,8 +296,10 @@ TEST(RowRanges, cover_the_touched_rows_with_equal_shares_of_entries)
   for (std::size_t i = 0; i < cols.size(); ++i) // every column, in a scrambled order
     cols[i] = Ordinal(i * 7 % cols.size());
   Ordinal const n_rows = 200000;
-  auto const touched = hst::detail::touched_rows(col_ptr.data(), row.data(), cols.data(),
-                                                 cols.size(), n_rows);
+  std::vector<hst::detail::ColumnSpan<Ordinal>> spans(cols.size());
+  auto const touched = hst::detail::column_spans(Kokkos::DefaultHostExecutionSpace{},
+                                                 col_ptr.data(), row.data(), cols.data(),
+                                                 cols.size(), n_rows, spans.data());
   ASSERT_EQ(touched.first, 0);
   ASSERT_EQ(touched.last, 2000 + 1000 * 99 + 4);
   ASSERT_EQ(touched.entries, std::size_t(5000));
@@ -305,8 +307,8 @@ TEST(RowRanges, cover_the_touched_rows_with_equal_shares_of_entries)
   for (int parts : {1, 2, 3, 4, 8, 1000})
   {
     SCOPED_TRACE("parts " + std::to_string(parts));
-    auto const ranges = hst::detail::split_by_entries(touched, col_ptr.data(), row.data(),
-                                                      cols.data(), cols.size(), parts);
+    auto const ranges =
+        hst::detail::split_by_entries(touched, spans.data(), cols.size(), parts);
     ASSERT_EQ(ranges.parts, std::min(parts, ranges.max_parts));
     EXPECT_EQ(ranges.begin(0), touched.first);
     EXPECT_EQ(ranges.end(ranges.parts - 1), touched.last + 1);
@@ -332,13 +334,60 @@ TEST(RowRanges, cover_the_touched_rows_with_equal_shares_of_entries)
   // Nothing touched: every range empty.
   std::vector<std::size_t> const no_entries{0, 0, 0};
   std::vector<Ordinal> const empty_cols{0, 1};
-  auto const none = hst::detail::touched_rows(no_entries.data(), row.data(),
-                                              empty_cols.data(), 2, n_rows);
+  auto const none =
+      hst::detail::column_spans(Kokkos::DefaultHostExecutionSpace{}, no_entries.data(),
+                                row.data(), empty_cols.data(), 2, n_rows, spans.data());
   EXPECT_EQ(none.entries, std::size_t(0));
-  auto const ranges = hst::detail::split_by_entries(none, no_entries.data(), row.data(),
-                                                    empty_cols.data(), 2, 4);
+  auto const ranges = hst::detail::split_by_entries(none, spans.data(), 2, 4);
   for (int t = 0; t < ranges.parts; ++t)
     EXPECT_EQ(ranges.begin(t), ranges.end(t));
+}
+
+// The columns' spans, gathered by the host's threads in chunks of columns: each
+// span is its column's entries and end rows, and the touched rows and entries
+// combine every chunk's (several chunks where the host runs several threads:
+// 6000 columns make up to 11 of at least 512).
+TEST(RowRanges, column_spans_describe_every_column_and_combine_all_chunks)
+{
+  // Column c holds c % 7 entries (none for every seventh) from row 3 * c.
+  std::vector<std::size_t> col_ptr{0};
+  std::vector<Ordinal> row;
+  Ordinal const n_cols = 6000;
+  for (Ordinal c = 0; c < n_cols; ++c)
+  {
+    for (Ordinal r = 3 * c; r < 3 * c + c % 7; ++r)
+      row.push_back(r);
+    col_ptr.push_back(row.size());
+  }
+  Ordinal const n_rows = 3 * n_cols + 7;
+  // The touched rows' ends sit in the first and the last chunk of `cols`.
+  std::vector<Ordinal> cols;
+  for (Ordinal c = 1; c < n_cols - 1; ++c)
+    cols.push_back(c);
+  std::swap(cols.front(), cols[cols.size() / 2]); // column 1 in the middle chunk
+  std::vector<hst::detail::ColumnSpan<Ordinal>> spans(cols.size());
+  auto const touched = hst::detail::column_spans(Kokkos::DefaultHostExecutionSpace{},
+                                                 col_ptr.data(), row.data(), cols.data(),
+                                                 cols.size(), n_rows, spans.data());
+  std::size_t entries = 0;
+  for (std::size_t i = 0; i < cols.size(); ++i)
+  {
+    auto const c = cols[i];
+    auto const &span = spans[i];
+    ASSERT_EQ(span.begin, col_ptr[std::size_t(c)]) << "column " << c;
+    ASSERT_EQ(span.end, col_ptr[std::size_t(c) + 1]) << "column " << c;
+    if (span.begin < span.end)
+    {
+      ASSERT_EQ(span.first, 3 * c) << "column " << c;
+      ASSERT_EQ(span.last, 3 * c + c % 7 - 1) << "column " << c;
+    }
+    else
+      ASSERT_LT(span.last, span.first) << "column " << c;
+    entries += span.end - span.begin;
+  }
+  EXPECT_EQ(touched.first, 3); // column 1
+  EXPECT_EQ(touched.last, 3 * (n_cols - 2) + (n_cols - 2) % 7 - 1);
+  EXPECT_EQ(touched.entries, entries);
 }
 
 } // namespace

@@ -111,13 +111,13 @@ private:
   };
 
   // Compiles the list for cols[0, k) on the host. The touched rows are cut
-  // into ranges of about equal entries (detail::split_by_entries), one per
-  // host thread (one range when the step is below
-  // OperatorOptions::min_parallel_work or the host runs one thread); each
-  // part walks every column's entries in its rows (detail::clip_to_rows), so
-  // no two parts write one row's records:
-  //   1. (several parts) clip every column to its rows once, O(k): the
-  //      segments it walks next, and its entry count;
+  // into ranges of about equal entries (detail::split_by_entries over the
+  // columns' spans, gathered by host threads), one per host thread (one range
+  // when the step is below OperatorOptions::min_parallel_work or the host
+  // runs one thread); each part walks every column's entries in its rows
+  // (detail::clip_to_rows), so no two parts write one row's records:
+  //   1. (several parts) clip every column's span to its rows, O(k) over the
+  //      compact spans: the segments it walks next, and its entry count;
   //   2. its rows in first-touch order and their entry counts, into scratch;
   //   3. after the prefix sums over parts, its rows, row offsets, and its
   //      entries in increasing position into the list.
@@ -141,6 +141,7 @@ private:
                             " entries, more than the 2^31 - 1 an exact-set list "
                             "holds");
     auto const &host = compile_space(space);
+    static std::string const label = "hst::ExactSetArm::compile";
     bool const one_part = detail::run_inline(host, std::int64_t(entries) * this->width_,
                                              this->op_->options.min_parallel_work);
     std::size_t const max_rows = std::min(entries, std::size_t(this->op_->n_rows));
@@ -163,9 +164,11 @@ private:
     parts_.resize(1);
     if (!one_part)
     {
-      auto const ranges = detail::split_by_entries(
-          detail::touched_rows(col_ptr, csc_row_data, cols, k, this->op_->n_rows),
-          col_ptr, csc_row_data, cols, k, kokkos_ext::concurrency(host));
+      spans_.resize(k);
+      auto const touched = detail::column_spans(host, col_ptr, csc_row_data, cols, k,
+                                                this->op_->n_rows, spans_.data());
+      auto const ranges = detail::split_by_entries(touched, spans_.data(), k,
+                                                   kokkos_ext::concurrency(host));
       parts_.resize(std::size_t(ranges.parts));
       Part *const parts = parts_.data();
       for (int t = 0; t < ranges.parts; ++t)
@@ -182,14 +185,14 @@ private:
     if (n_parts > 1)
     {
       segments_.resize(std::size_t(n_parts) * k);
-      for_each_part(host, n_parts, [&](int t) {
+      detail::for_each_part(host, label, n_parts, [&](int t) {
         Segment *const segment = segments_.data() + std::size_t(t) * k;
         std::size_t n = 0, count = 0;
         for (std::size_t i = 0; i < k; ++i)
         {
-          std::size_t begin = col_ptr[cols[i]];
-          std::size_t end = col_ptr[cols[i] + 1];
-          if (detail::clip_to_rows(csc_row, begin, end, parts[t].lo, parts[t].hi))
+          std::size_t begin = 0, end = 0;
+          if (detail::clip_to_rows(csc_row, spans_[i], parts[t].lo, parts[t].hi, begin,
+                                   end))
           {
             segment[count++] = Segment{begin, end, std::int32_t(i)};
             n += end - begin;
@@ -228,7 +231,7 @@ private:
     // Branch-free: whether a row is new is unpredictable, so it selects, not
     // branches; it writes the spare slot rows[n] and counts into
     // count[n + 1] without testing whether the row is new.
-    for_each_part(host, n_parts, [&](int t) {
+    detail::for_each_part(host, label, n_parts, [&](int t) {
       Ordinal *const part_rows = first_touch_.data() + parts[t].scratch;
       std::int32_t *const count = row_count_.data() + parts[t].scratch;
       std::fill(count, count + parts[t].entries + 1, 0);
@@ -257,7 +260,7 @@ private:
 
     // 3. The list: rows, row offsets, then entries in increasing position
     // (the counts become each row's write cursor).
-    for_each_part(host, n_parts, [&](int t) {
+    detail::for_each_part(host, label, n_parts, [&](int t) {
       Part const &part = parts[t];
       Ordinal const *const part_rows = first_touch_.data() + part.scratch;
       std::int32_t *const cursor = row_count_.data() + part.scratch;
@@ -299,28 +302,13 @@ private:
       return (void)space, host_space_;
   }
 
-  // Runs part(t) for t in [0, n_parts), on `host`'s threads if more than one.
-  template <class HostSpace, class Body>
-  static void for_each_part(HostSpace const &host, int n_parts, Body const &part)
-  {
-    static std::string const label = "hst::ExactSetArm::compile";
-    if (n_parts == 1)
-      return part(0);
-    Kokkos::parallel_for(label,
-                         Kokkos::RangePolicy<HostSpace, Kokkos::Schedule<Kokkos::Static>,
-                                             Kokkos::IndexType<int>>(
-                             host, 0, n_parts, Kokkos::ChunkSize(1)),
-                         part);
-    if constexpr (!detail::is_synchronous_host_space<HostSpace>)
-      kokkos_ext::fence(host, "hst::compile");
-  }
-
   // Per operator row: the compile that last touched it, and its index in
   // that compile's part (in the operator's shared scratch).
   using RowMark = detail::RowMark;
 
   detail::ColumnSetHistory<Ordinal> history_;
   std::vector<Part> parts_;
+  std::vector<detail::ColumnSpan<Ordinal>> spans_; // the changed columns' spans
   std::vector<Segment> segments_; // part t's at [t * k, t * k + its segments)
   // Where a device's compile runs, made once: on Kokkos 4 making an
   // execution-space instance allocates.

@@ -8,10 +8,10 @@ namespace hst
 
 /// Direct-scatter arm: each step adds the changed columns of A (from a CSC
 /// copy prepared once with the operator) straight into y. Nothing to compile,
-/// nothing kept between steps. On host backends each row of y receives its
-/// terms in the order of `cols` whatever the thread count (threads split the
-/// touched rows, no atomics): the sums are bitwise reproducible. On devices a
-/// team walks each column and adds atomically: not bitwise reproducible.
+/// nothing kept between steps but host scratch. On host backends each row of y receives
+/// its terms in the order of `cols` whatever the thread count (threads split the touched
+/// rows, no atomics): the sums are bitwise reproducible. On devices a team walks each
+/// column and adds atomically: not bitwise reproducible.
 template <class Scalar, class Ordinal, class MemorySpace>
 class ScatterArm : public detail::ArmBase<ScatterArm<Scalar, Ordinal, MemorySpace>,
                                           Scalar, Ordinal, MemorySpace>
@@ -31,8 +31,13 @@ private:
   void apply_checked(ExecutionSpace const &space, Ordinal const *host_cols,
                      Cols const &cols, Dx const &dx, Y const &y)
   {
-    detail::scatter_apply(space, *this->op_, this->width_, host_cols, cols, dx, y);
+    detail::scatter_apply(space, *this->op_, this->width_, host_cols, spans_, cols, dx,
+                          y);
   }
+
+  // Host threads' scratch: the changed columns' spans (grown to the largest k
+  // split among threads, then reused).
+  std::vector<detail::ColumnSpan<Ordinal>> spans_;
 };
 
 } // namespace hst

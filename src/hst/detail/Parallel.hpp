@@ -75,6 +75,24 @@ void run_on_calling_thread(ExecutionSpace const &space, std::string const &label
     Kokkos::Tools::endParallelFor(kernel_id);
 }
 
+// Runs part(t) for t in [0, n_parts) on a host space's threads, one part per
+// thread (static chunks of one), or on the calling thread if n_parts is 1.
+// Returns when every part is done.
+template <class HostSpace, class Body>
+void for_each_part(HostSpace const &host, std::string const &label, int n_parts,
+                   Body const &part)
+{
+  if (n_parts == 1)
+    return part(0);
+  Kokkos::parallel_for(
+      label,
+      Kokkos::RangePolicy<HostSpace, Kokkos::Schedule<Kokkos::Static>,
+                          Kokkos::IndexType<int>>(host, 0, n_parts, Kokkos::ChunkSize(1)),
+      part);
+  if constexpr (!is_synchronous_host_space<HostSpace>)
+    kokkos_ext::fence(host, "hst::parts");
+}
+
 // Before the host rewrites planned data that kernels on `space` read: waits
 // for them where they read the host's own memory asynchronously (a
 // host-accessible device space such as CUDA UVM or HIP host-pinned memory).

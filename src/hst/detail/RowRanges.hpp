@@ -5,11 +5,14 @@
 // arm's kernel and the exact-set arm's compile. Relies on the CSC copy's rows
 // being sorted within each column.
 
+#include <hst/detail/Parallel.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace hst::detail
 {
@@ -44,19 +47,32 @@ KOKKOS_FUNCTION std::size_t first_row_at_or_after(Rows const &row, std::size_t b
   return begin;
 }
 
-// Narrows a column's entries [begin, end) to those with rows in [lo, hi):
-// two compares for a column on either side of the range, a binary search for
-// one that crosses its edge. False if none is left.
-template <class Rows, class Ordinal>
-KOKKOS_FUNCTION bool clip_to_rows(Rows const &row, std::size_t &begin, std::size_t &end,
-                                  Ordinal lo, Ordinal hi)
+// A changed column's entries [begin, end) in the CSC copy and the rows of its
+// first and last entry (first > last if it has none): gathered once per step
+// (column_spans) so that the passes that split the step and walk it read a
+// compact array instead of the CSC copy at k scattered places each.
+template <class Ordinal>
+struct ColumnSpan
 {
-  if (begin == end || row(end - 1) < lo || row(begin) >= hi)
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  Ordinal first = 0;
+  Ordinal last = -1;
+};
+
+// Narrows a column's entries to those with rows in [lo, hi), into [begin,
+// end): two compares for a column on either side of the range, a binary
+// search for one that crosses its edge. False if none is left.
+template <class Rows, class Ordinal>
+KOKKOS_FUNCTION bool clip_to_rows(Rows const &row, ColumnSpan<Ordinal> const &span,
+                                  Ordinal lo, Ordinal hi, std::size_t &begin,
+                                  std::size_t &end)
+{
+  if (span.begin == span.end || span.last < lo || span.first >= hi)
     return false;
-  if (row(begin) < lo)
-    begin = first_row_at_or_after(row, begin, end, lo);
-  if (row(end - 1) >= hi)
-    end = first_row_at_or_after(row, begin, end, hi);
+  begin =
+      span.first < lo ? first_row_at_or_after(row, span.begin, span.end, lo) : span.begin;
+  end = span.last >= hi ? first_row_at_or_after(row, begin, span.end, hi) : span.end;
   return begin < end;
 }
 
@@ -70,22 +86,45 @@ struct TouchedRows
   std::size_t entries = 0;
 };
 
-// The rows touched by the columns cols[0, k), from each column's first and
-// last entry: O(k).
-template <class Ordinal>
-TouchedRows<Ordinal> touched_rows(std::size_t const *col_ptr, Ordinal const *row,
-                                  Ordinal const *cols, std::size_t k, Ordinal n_rows)
+// Fills spans[0, k) with the spans of the columns cols[0, k) and returns the
+// rows they touch: O(k), on `host`'s threads (contiguous chunks of cols, at
+// least min_chunk columns each) where it has more than one.
+template <class HostSpace, class Ordinal>
+TouchedRows<Ordinal> column_spans(HostSpace const &host, std::size_t const *col_ptr,
+                                  Ordinal const *row, Ordinal const *cols, std::size_t k,
+                                  Ordinal n_rows, ColumnSpan<Ordinal> *spans)
 {
+  constexpr int max_chunks = RowRanges<Ordinal>::max_parts;
+  constexpr std::size_t min_chunk = 512;
+  int const chunks = int(std::clamp<std::size_t>(
+      std::min(k / min_chunk, std::size_t(kokkos_ext::concurrency(host))), 1,
+      max_chunks));
+  TouchedRows<Ordinal> partial[max_chunks];
+  static std::string const label = "hst::column_spans";
+  for_each_part(host, label, chunks, [&](int t) {
+    TouchedRows<Ordinal> touched{n_rows, -1, 0};
+    std::size_t const stop = k * std::size_t(t + 1) / std::size_t(chunks);
+    for (std::size_t i = k * std::size_t(t) / std::size_t(chunks); i < stop; ++i)
+    {
+      ColumnSpan<Ordinal> span{col_ptr[cols[i]], col_ptr[cols[i] + 1], 0, -1};
+      if (span.begin < span.end)
+      {
+        span.first = row[span.begin];
+        span.last = row[span.end - 1];
+        touched.entries += span.end - span.begin;
+        touched.first = std::min(touched.first, span.first);
+        touched.last = std::max(touched.last, span.last);
+      }
+      spans[i] = span;
+    }
+    partial[t] = touched;
+  });
   TouchedRows<Ordinal> touched{n_rows, -1, 0};
-  for (std::size_t i = 0; i < k; ++i)
+  for (int t = 0; t < chunks; ++t)
   {
-    auto const begin = col_ptr[cols[i]];
-    auto const end = col_ptr[cols[i] + 1];
-    if (begin == end)
-      continue;
-    touched.entries += end - begin;
-    touched.first = std::min(touched.first, row[begin]);
-    touched.last = std::max(touched.last, row[end - 1]);
+    touched.entries += partial[t].entries;
+    touched.first = std::min(touched.first, partial[t].first);
+    touched.last = std::max(touched.last, partial[t].last);
   }
   return touched;
 }
@@ -97,11 +136,11 @@ TouchedRows<Ordinal> touched_rows(std::size_t const *col_ptr, Ordinal const *row
 // over equal bins of rows (about one per column, at least 16 per part, at most
 // 2048), each column's entries spread evenly over the bins from its first row
 // to its last; ranges end on bin edges, so a share is off by at most about a
-// bin's entries. O(k), no allocation; a range may be empty.
+// bin's entries. O(k) over the spans, no allocation; a range may be empty.
 template <class Ordinal>
 RowRanges<Ordinal> split_by_entries(TouchedRows<Ordinal> const &touched,
-                                    std::size_t const *col_ptr, Ordinal const *row,
-                                    Ordinal const *cols, std::size_t k, int parts)
+                                    ColumnSpan<Ordinal> const *spans, std::size_t k,
+                                    int parts)
 {
   RowRanges<Ordinal> ranges;
   ranges.parts = std::clamp(parts, 1, RowRanges<Ordinal>::max_parts);
@@ -125,13 +164,12 @@ RowRanges<Ordinal> split_by_entries(TouchedRows<Ordinal> const &touched,
   std::fill(step, step + bins + 1, 0.0);
   for (std::size_t i = 0; i < k; ++i)
   {
-    auto const begin = col_ptr[cols[i]];
-    auto const end = col_ptr[cols[i] + 1];
-    if (begin == end)
+    auto const &column = spans[i];
+    if (column.begin == column.end)
       continue;
-    auto const b0 = (row[begin] - first) / width;
-    auto const b1 = (row[end - 1] - first) / width;
-    double const per_bin = double(end - begin) / double(b1 - b0 + 1);
+    auto const b0 = (column.first - first) / width;
+    auto const b1 = (column.last - first) / width;
+    double const per_bin = double(column.end - column.begin) / double(b1 - b0 + 1);
     step[b0] += per_bin;
     step[b1 + 1] -= per_bin;
   }

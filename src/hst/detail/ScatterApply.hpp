@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hst::detail
 {
@@ -38,20 +39,18 @@ struct ScatterFunctor
   }
 };
 
-// Where columns_collide(y): the entries of cols[0, k) in rows [lo, hi), added
-// by add_run_by_column over runs of columns of about run_entries entries (at
-// most run_columns columns). Each y(r, b) receives its terms in the order of
-// `cols`, as in the row-wise walk.
-template <int W, class ColPtr, class Rows, class Values, class Cols, class Dx, class Y>
-KOKKOS_FUNCTION void scatter_by_column(ColPtr const &col_ptr, Rows const &row,
-                                       Values const &val, Cols const &cols, Dx const &dx,
-                                       Y const &y, int width, int k,
-                                       typename Rows::non_const_value_type lo,
-                                       typename Rows::non_const_value_type hi)
+// Where columns_collide(y): the entries of the k changed columns that
+// segment(i, begin, end) gives (false: none for column i), added by
+// add_run_by_column over runs of columns of about run_entries entries (at most
+// run_columns columns). Each y(r, b) receives its terms in the order of the
+// columns, as in the row-wise walk. Host threads only.
+template <int W, class Segment, class Rows, class Values, class Dx, class Y>
+void scatter_by_column(Segment const &segment, Rows const &row, Values const &val,
+                       Dx const &dx, Y const &y, int width, int k)
 {
   constexpr int run_columns = 64;
   constexpr std::size_t run_entries = 1024;
-  struct Segment
+  struct Run
   {
     std::size_t begin, end;
     int position;
@@ -70,11 +69,10 @@ KOKKOS_FUNCTION void scatter_by_column(ColPtr const &col_ptr, Rows const &row,
   };
   for (int i = 0; i < k; ++i)
   {
-    std::size_t begin = col_ptr(cols(i));
-    std::size_t end = col_ptr(cols(i) + 1);
-    if (!clip_to_rows(row, begin, end, lo, hi))
+    std::size_t begin = 0, end = 0;
+    if (!segment(i, begin, end))
       continue;
-    run[n++] = Segment{begin, end, i};
+    run[n++] = Run{begin, end, i};
     entries += end - begin;
     if (n == run_columns || entries >= run_entries)
       add_run();
@@ -84,18 +82,18 @@ KOKKOS_FUNCTION void scatter_by_column(ColPtr const &col_ptr, Rows const &row,
 
 // The same sum on host threads without atomics: work item t owns the rows
 // ranges.begin(t) to ranges.end(t) of the rows the step touches and walks every
-// changed column, adding only the entries in its rows (clip_to_rows), row-wise
-// or by column (scatter_by_column). Each row of y receives its terms in the
-// order of `cols`, as on one thread: the sums are bitwise the same for any
-// number of threads.
-template <int W, class ColPtr, class Rows, class Values, class Cols, class Dx, class Y>
+// changed column's span (gathered by column_spans), adding only the entries in
+// its rows (clip_to_rows), row-wise or by column (scatter_by_column). Each row
+// of y receives its terms in the order of `cols`, as on one thread: the sums
+// are bitwise the same for any number of threads. Host spaces only: `spans`
+// is host memory.
+template <int W, class Rows, class Values, class Dx, class Y>
 struct RowPartitionedScatterFunctor
 {
   using Ordinal = typename Rows::non_const_value_type;
-  ColPtr col_ptr;
+  ColumnSpan<Ordinal> const *spans;
   Rows row;
   Values val;
-  Cols cols;
   Dx dx;
   Y y;
   int width;
@@ -103,18 +101,19 @@ struct RowPartitionedScatterFunctor
   RowRanges<Ordinal> ranges;
   bool by_column; // columns_collide(y)
 
-  KOKKOS_FUNCTION void operator()(int t) const
+  void operator()(int t) const
   {
     auto const lo = ranges.begin(t);
     auto const hi = ranges.end(t);
+    auto const segment = [&](int i, std::size_t &begin, std::size_t &end) {
+      return clip_to_rows(row, spans[i], lo, hi, begin, end);
+    };
     if (by_column)
-      return scatter_by_column<W>(col_ptr, row, val, cols, dx, y, width, k, lo, hi);
+      return scatter_by_column<W>(segment, row, val, dx, y, width, k);
     for (int i = 0; i < k; ++i)
     {
-      auto const c = cols(i);
-      std::size_t begin = col_ptr(c);
-      std::size_t end = col_ptr(c + 1);
-      if (!clip_to_rows(row, begin, end, lo, hi))
+      std::size_t begin = 0, end = 0;
+      if (!segment(i, begin, end))
         continue;
       DxRow<W, Dx> const x(dx, i, width);
       for (auto p = begin; p < end; ++p)
@@ -155,12 +154,14 @@ struct TeamScatterFunctor
 };
 
 // y += A[:, cols] * dx. `host_cols` are the ids readable on the host (read
-// only when host threads split the step by rows); `min_parallel_work` is
+// only when host threads split the step by rows, which gather the columns'
+// spans into `spans`, grown to k); `min_parallel_work` is
 // OperatorOptions::min_parallel_work.
 template <class ExecutionSpace, class Data, class Cols, class Dx, class Y>
 void scatter_apply(ExecutionSpace const &space, Data const &op, int width,
-                   typename Data::ordinal_type const *host_cols, Cols const &cols,
-                   Dx const &dx, Y const &y)
+                   typename Data::ordinal_type const *host_cols,
+                   std::vector<ColumnSpan<typename Data::ordinal_type>> &spans,
+                   Cols const &cols, Dx const &dx, Y const &y)
 {
   int const k = int(cols.extent(0));
   if (k == 0)
@@ -180,8 +181,12 @@ void scatter_apply(ExecutionSpace const &space, Data const &op, int width,
         constexpr int W = decltype(w)::value;
         if (columns_collide(y)) // one work item: every column, every row
           run_on_calling_thread(space, kernel_label, 1, [&](int) {
-            scatter_by_column<W>(op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width,
-                                 k, 0, op.n_rows);
+            auto const whole_column = [&](int i, std::size_t &begin, std::size_t &end) {
+              begin = op.col_ptr(cols(i));
+              end = op.col_ptr(cols(i) + 1);
+              return begin < end;
+            };
+            scatter_by_column<W>(whole_column, op.csc_row, op.csc_val, dx, y, width, k);
           });
         else
         {
@@ -195,28 +200,29 @@ void scatter_apply(ExecutionSpace const &space, Data const &op, int width,
     }
     auto const *const col_ptr = op.csc_host.col_ptr.data();
     auto const *const row = op.csc_host.row.data();
-    auto const touched = touched_rows(col_ptr, row, host_cols, std::size_t(k), op.n_rows);
+    spans.resize(std::size_t(k));
+    auto const touched = column_spans(space, col_ptr, row, host_cols, std::size_t(k),
+                                      op.n_rows, spans.data());
     if (touched.entries == 0)
       return;
-    auto const ranges = split_by_entries(touched, col_ptr, row, host_cols, std::size_t(k),
+    auto const ranges = split_by_entries(touched, spans.data(), std::size_t(k),
                                          kokkos_ext::concurrency(space));
     dispatch_width(width, [&](auto w) {
       using Functor =
-          RowPartitionedScatterFunctor<decltype(w)::value, decltype(op.col_ptr),
-                                       decltype(op.csc_row), decltype(op.csc_val), Cols,
-                                       Dx, Y>;
+          RowPartitionedScatterFunctor<decltype(w)::value, decltype(op.csc_row),
+                                       decltype(op.csc_val), Dx, Y>;
       Kokkos::parallel_for(
           kernel_label,
           Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Static>,
                               Kokkos::IndexType<int>>(space, 0, ranges.parts,
                                                       Kokkos::ChunkSize(1)),
-          Functor{op.col_ptr, op.csc_row, op.csc_val, cols, dx, y, width, k, ranges,
+          Functor{spans.data(), op.csc_row, op.csc_val, dx, y, width, k, ranges,
                   columns_collide(y)});
     });
   }
   else
   {
-    (void)host_cols;
+    (void)host_cols, (void)spans;
     using Policy = Kokkos::TeamPolicy<ExecutionSpace>;
     using Functor = TeamScatterFunctor<Policy, decltype(op.col_ptr), decltype(op.csc_row),
                                        decltype(op.csc_val), Cols, Dx, Y>;
