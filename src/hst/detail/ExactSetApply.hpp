@@ -118,8 +118,9 @@ void exact_set_apply(ExecutionSpace const &space, int n_touched, std::int64_t en
   static std::string const kernel_label = "hst::ExactSetArm::apply";
   if constexpr (is_synchronous_host_space<ExecutionSpace>)
   {
-    prefetch_on_host<ExecutionSpace>(dx);
     bool const inline_step = run_inline(space, entries * width, min_parallel_work);
+    if (inline_step)
+      prefetch_on_host<ExecutionSpace>(dx);
     dispatch_width(width, [&](auto w) {
       constexpr int W = decltype(w)::value;
       using Functor = ExactSetFunctor<W, Rows, RowPtr, Positions, Values, Dx, Y>;

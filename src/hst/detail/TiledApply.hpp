@@ -141,9 +141,10 @@ void tiled_apply(ExecutionSpace const &space, Data const &op, int n_work,
   static std::string const kernel_label = "hst::ScheduledArm::apply";
   if constexpr (is_synchronous_host_space<ExecutionSpace>)
   {
-    prefetch_on_host<ExecutionSpace>(dx);
     bool const inline_step =
         run_inline(space, entries * width, op.options.min_parallel_work);
+    if (inline_step)
+      prefetch_on_host<ExecutionSpace>(dx);
     dispatch_width(width, [&](auto w) {
       constexpr int W = decltype(w)::value;
       using Functor = TiledFunctor<W, Work, Pieces, decltype(op.tile_row),
