@@ -18,9 +18,10 @@
 # thread (concurrency 1 on Serial runs every step on the calling thread), and
 # atomics only matter on a device; a fault there cannot fail a Serial suite.
 # (The row ranges the threads split a step by are covered: tstArms tests the
-# split itself. A part of the exact-set compile dropping its last row fails 5
-# tstArms tests on OpenMP at 2 threads, checked by hand; on Serial the compile
-# runs as one part, which walks every entry.)
+# split, the columns' spans and the clip to a range themselves. A part of the
+# exact-set compile dropping its last row fails 5 tstArms tests on OpenMP at 2
+# threads, checked by hand; on Serial the compile runs as one part, which
+# walks every entry.)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
@@ -44,6 +45,7 @@ mutants=(
   "skipped-retire|src/hst/ScheduledArm.hpp|s/^      retire_unused();    \/\/ spares/      (void)0; \/\/ mutant: no retire_unused(); spares/|ScheduledArm never retires unused tiles|tstArms"
   "exact-set-skips-last-column|src/hst/ExactSetArm.hpp|s/for (std::size_t i = 0; i < k; ++i)/for (std::size_t i = 0; i + 1 < k; ++i)/|exact-set compile leaves out the last column|tstArms"
   "row-ranges-density-never-ends|src/hst/detail/RowRanges.hpp|s/    step\[b1 + 1\] -= per_bin;/    (void)0;/|row ranges weigh each column's entries over every later bin too|tstArms"
+  "row-ranges-clip-keeps-row-hi|src/hst/detail/RowRanges.hpp|s/  end = span.last >= hi ? /  end = span.last > hi ? /|a column clipped to rows [lo, hi) keeps its entry in row hi|tstArms"
   "mm-skew-sign|src/hst/io/MatrixMarket.hpp|s/skew_symmetric ? -value : value;/skew_symmetric ? value : value;/|Matrix Market reader mirrors skew-symmetric entries without the sign|tstMatrixMarket"
   "mm-no-duplicate-check|src/hst/io/MatrixMarket.hpp|s/if (read\[\*i\].col == read\[\*(i + 1)\].col)/if (false)/|Matrix Market reader accepts duplicate coordinates|tstMatrixMarket"
   "lockstep-defers-when-moving|src/hst/distributed/detail/LockstepPolicy.hpp|s/^           moved_pairs_ == 0)\$/           true)/|the distributed session defers the scheduled arm on a set that moves|tstLockstepPolicy"

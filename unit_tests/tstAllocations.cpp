@@ -134,7 +134,9 @@ void check_steady_state(hst::OperatorOptions const &options)
   auto const tools = run_sequence(Watch::tools);
   EXPECT_EQ(tools.kokkos, 0) << "Kokkos allocations during steady-state applies";
   // One kernel per arm per apply, and the exact-set compile's three passes
-  // (once per changed set) where they are split over host threads.
+  // (once per changed set) where they are split over host threads. (These
+  // sets are below the 1024 columns at which host threads also gather the
+  // columns' spans in a launch of their own, detail::column_spans.)
   using CompileSpace =
       std::conditional_t<hst::detail::is_synchronous_host_space<ExecutionSpace>,
                          ExecutionSpace, Kokkos::DefaultHostExecutionSpace>;

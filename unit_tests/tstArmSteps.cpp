@@ -346,7 +346,7 @@ TEST(RowRanges, cover_the_touched_rows_with_equal_shares_of_entries)
 // The columns' spans, gathered by the host's threads in chunks of columns: each
 // span is its column's entries and end rows, and the touched rows and entries
 // combine every chunk's (several chunks where the host runs several threads:
-// 6000 columns make up to 11 of at least 512).
+// 5998 columns make up to 11 of at least 512).
 TEST(RowRanges, column_spans_describe_every_column_and_combine_all_chunks)
 {
   // Column c holds c % 7 entries (none for every seventh) from row 3 * c.
@@ -360,11 +360,12 @@ TEST(RowRanges, column_spans_describe_every_column_and_combine_all_chunks)
     col_ptr.push_back(row.size());
   }
   Ordinal const n_rows = 3 * n_cols + 7;
-  // The touched rows' ends sit in the first and the last chunk of `cols`.
-  std::vector<Ordinal> cols;
-  for (Ordinal c = 1; c < n_cols - 1; ++c)
+  // Columns 1 to n_cols - 2, the first (lowest rows) and the last (highest
+  // rows) at positions 0 and 1: both in the first chunk, so a combine that
+  // kept the last chunk's rows, or any one chunk's entries, comes out wrong.
+  std::vector<Ordinal> cols{1, n_cols - 2};
+  for (Ordinal c = 2; c < n_cols - 2; ++c)
     cols.push_back(c);
-  std::swap(cols.front(), cols[cols.size() / 2]); // column 1 in the middle chunk
   std::vector<hst::detail::ColumnSpan<Ordinal>> spans(cols.size());
   auto const touched = hst::detail::column_spans(Kokkos::DefaultHostExecutionSpace{},
                                                  col_ptr.data(), row.data(), cols.data(),
@@ -388,6 +389,52 @@ TEST(RowRanges, column_spans_describe_every_column_and_combine_all_chunks)
   EXPECT_EQ(touched.first, 3); // column 1
   EXPECT_EQ(touched.last, 3 * (n_cols - 2) + (n_cols - 2) % 7 - 1);
   EXPECT_EQ(touched.entries, entries);
+}
+
+// A column's entries clipped to rows [lo, hi) are exactly its entries in
+// those rows: every range over a small row space, for columns inside it, on
+// either side, crossing one edge or both, with one entry and with none.
+TEST(RowRanges, clip_to_rows_keeps_exactly_the_entries_in_the_range)
+{
+  std::vector<std::vector<Ordinal>> const columns{
+      {},           {0},       {5}, {11}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11},
+      {2, 3, 7, 8}, {1, 6, 10}};
+  std::vector<std::size_t> col_ptr{0};
+  std::vector<Ordinal> rows;
+  for (auto const &column : columns)
+  {
+    rows.insert(rows.end(), column.begin(), column.end());
+    col_ptr.push_back(rows.size());
+  }
+  std::vector<Ordinal> cols(columns.size());
+  for (std::size_t i = 0; i < cols.size(); ++i)
+    cols[i] = Ordinal(i);
+  std::vector<hst::detail::ColumnSpan<Ordinal>> spans(cols.size());
+  hst::detail::column_spans(Kokkos::DefaultHostExecutionSpace{}, col_ptr.data(),
+                            rows.data(), cols.data(), cols.size(), Ordinal(12),
+                            spans.data());
+  Kokkos::View<Ordinal const *, Kokkos::HostSpace,
+               Kokkos::MemoryTraits<Kokkos::Unmanaged>> const row(rows.data(),
+                                                                  rows.size());
+  for (std::size_t c = 0; c < columns.size(); ++c)
+    for (Ordinal lo = 0; lo <= 13; ++lo)
+      for (Ordinal hi = lo; hi <= 13; ++hi)
+      {
+        std::vector<Ordinal> expected;
+        for (Ordinal r : columns[c])
+          if (r >= lo && r < hi)
+            expected.push_back(r);
+        std::size_t begin = 99, end = 99;
+        bool const any = hst::detail::clip_to_rows(row, spans[c], lo, hi, begin, end);
+        std::vector<Ordinal> got;
+        if (any)
+          got.assign(rows.begin() + std::ptrdiff_t(begin),
+                     rows.begin() + std::ptrdiff_t(end));
+        ASSERT_EQ(got, expected)
+            << "column " << c << ", rows [" << lo << ", " << hi << ")";
+        ASSERT_EQ(any, !expected.empty())
+            << "column " << c << ", rows [" << lo << ", " << hi << ")";
+      }
 }
 
 } // namespace

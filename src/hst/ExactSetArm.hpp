@@ -133,6 +133,8 @@ private:
                  Kokkos::MemoryTraits<Kokkos::Unmanaged>> const csc_row(csc_row_data,
                                                                         csc.row.size());
     Scalar const *const csc_val = csc.val.data();
+    // The entry count decides whether the compile is split (and bounds the
+    // list): one pass over col_ptr on the calling thread, before the split.
     std::size_t entries = 0;
     for (Ordinal const *c = cols; c != cols + k; ++c)
       entries += col_ptr[*c + 1] - col_ptr[*c];

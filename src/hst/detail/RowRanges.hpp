@@ -87,8 +87,9 @@ struct TouchedRows
 };
 
 // Fills spans[0, k) with the spans of the columns cols[0, k) and returns the
-// rows they touch: O(k), on `host`'s threads (contiguous chunks of cols, at
-// least min_chunk columns each) where it has more than one.
+// rows they touch: O(k), on `host`'s threads in contiguous chunks of cols of
+// at least min_chunk columns (so on the calling thread alone below 2 *
+// min_chunk columns or on one thread).
 template <class HostSpace, class Ordinal>
 TouchedRows<Ordinal> column_spans(HostSpace const &host, std::size_t const *col_ptr,
                                   Ordinal const *row, Ordinal const *cols, std::size_t k,

@@ -39,14 +39,45 @@ struct ScatterFunctor
   }
 };
 
+// The changed columns' entries, as scatter_by_column and the row-wise walk
+// take them: (i, begin, end) for column i, false if it has none.
+// Every entry of each column:
+template <class ColPtr, class Cols>
+struct WholeColumns
+{
+  ColPtr col_ptr;
+  Cols cols;
+  KOKKOS_FUNCTION bool operator()(int i, std::size_t &begin, std::size_t &end) const
+  {
+    begin = col_ptr(cols(i));
+    end = col_ptr(cols(i) + 1);
+    return begin < end;
+  }
+};
+
+// Each column's entries in rows [lo, hi), from its span (host memory).
+template <class Rows>
+struct SpansInRows
+{
+  using Ordinal = typename Rows::non_const_value_type;
+  ColumnSpan<Ordinal> const *spans;
+  Rows row;
+  Ordinal lo, hi;
+  KOKKOS_FUNCTION bool operator()(int i, std::size_t &begin, std::size_t &end) const
+  {
+    return clip_to_rows(row, spans[i], lo, hi, begin, end);
+  }
+};
+
 // Where columns_collide(y): the entries of the k changed columns that
-// segment(i, begin, end) gives (false: none for column i), added by
-// add_run_by_column over runs of columns of about run_entries entries (at most
-// run_columns columns). Each y(r, b) receives its terms in the order of the
-// columns, as in the row-wise walk. Host threads only.
+// `segment` gives (WholeColumns, SpansInRows), added by add_run_by_column over
+// runs of columns of about run_entries entries (at most run_columns columns).
+// Each y(r, b) receives its terms in the order of the columns, as in the
+// row-wise walk.
 template <int W, class Segment, class Rows, class Values, class Dx, class Y>
-void scatter_by_column(Segment const &segment, Rows const &row, Values const &val,
-                       Dx const &dx, Y const &y, int width, int k)
+KOKKOS_FUNCTION void scatter_by_column(Segment const &segment, Rows const &row,
+                                       Values const &val, Dx const &dx, Y const &y,
+                                       int width, int k)
 {
   constexpr int run_columns = 64;
   constexpr std::size_t run_entries = 1024;
@@ -101,13 +132,9 @@ struct RowPartitionedScatterFunctor
   RowRanges<Ordinal> ranges;
   bool by_column; // columns_collide(y)
 
-  void operator()(int t) const
+  KOKKOS_FUNCTION void operator()(int t) const
   {
-    auto const lo = ranges.begin(t);
-    auto const hi = ranges.end(t);
-    auto const segment = [&](int i, std::size_t &begin, std::size_t &end) {
-      return clip_to_rows(row, spans[i], lo, hi, begin, end);
-    };
+    SpansInRows<Rows> const segment{spans, row, ranges.begin(t), ranges.end(t)};
     if (by_column)
       return scatter_by_column<W>(segment, row, val, dx, y, width, k);
     for (int i = 0; i < k; ++i)
@@ -181,12 +208,9 @@ void scatter_apply(ExecutionSpace const &space, Data const &op, int width,
         constexpr int W = decltype(w)::value;
         if (columns_collide(y)) // one work item: every column, every row
           run_on_calling_thread(space, kernel_label, 1, [&](int) {
-            auto const whole_column = [&](int i, std::size_t &begin, std::size_t &end) {
-              begin = op.col_ptr(cols(i));
-              end = op.col_ptr(cols(i) + 1);
-              return begin < end;
-            };
-            scatter_by_column<W>(whole_column, op.csc_row, op.csc_val, dx, y, width, k);
+            scatter_by_column<W>(
+                WholeColumns<decltype(op.col_ptr), Cols>{op.col_ptr, cols}, op.csc_row,
+                op.csc_val, dx, y, width, k);
           });
         else
         {
