@@ -166,11 +166,8 @@ private:
     parts_.resize(1);
     if (!one_part)
     {
-      spans_.resize(k);
-      auto const touched = detail::column_spans(host, col_ptr, csc_row_data, cols, k,
-                                                this->op_->n_rows, spans_.data());
-      auto const ranges = detail::split_by_entries(touched, spans_.data(), k,
-                                                   kokkos_ext::concurrency(host));
+      auto const ranges = detail::split_rows_by_entries(host, col_ptr, csc_row_data, cols,
+                                                        k, this->op_->n_rows, spans_);
       parts_.resize(std::size_t(ranges.parts));
       Part *const parts = parts_.data();
       for (int t = 0; t < ranges.parts; ++t)

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hst::detail
 {
@@ -29,6 +30,8 @@ struct RowRanges
 
   KOKKOS_FUNCTION Ordinal begin(int t) const { return cut[t]; }
   KOKKOS_FUNCTION Ordinal end(int t) const { return cut[t + 1]; }
+  // No rows at all: the columns touch none.
+  KOKKOS_FUNCTION bool empty() const { return cut[0] == cut[parts]; }
 };
 
 // The first index in [begin, end) whose row is >= r (rows sorted).
@@ -185,6 +188,21 @@ RowRanges<Ordinal> split_by_entries(TouchedRows<Ordinal> const &touched,
       ranges.cut[t] = Ordinal(std::min(first + (b + 1) * width, first + span));
   }
   return ranges;
+}
+
+// The rows the columns cols[0, k) touch, cut into one range per thread of
+// `host` holding about equal shares of their entries: column_spans into
+// `spans` (grown to k, then reused), then split_by_entries. Every range is
+// empty where the columns have no entries.
+template <class HostSpace, class Ordinal>
+RowRanges<Ordinal>
+split_rows_by_entries(HostSpace const &host, std::size_t const *col_ptr,
+                      Ordinal const *row, Ordinal const *cols, std::size_t k,
+                      Ordinal n_rows, std::vector<ColumnSpan<Ordinal>> &spans)
+{
+  spans.resize(k);
+  auto const touched = column_spans(host, col_ptr, row, cols, k, n_rows, spans.data());
+  return split_by_entries(touched, spans.data(), k, kokkos_ext::concurrency(host));
 }
 
 } // namespace hst::detail

@@ -222,15 +222,11 @@ void scatter_apply(ExecutionSpace const &space, Data const &op, int width,
       });
       return;
     }
-    auto const *const col_ptr = op.csc_host.col_ptr.data();
-    auto const *const row = op.csc_host.row.data();
-    spans.resize(std::size_t(k));
-    auto const touched = column_spans(space, col_ptr, row, host_cols, std::size_t(k),
-                                      op.n_rows, spans.data());
-    if (touched.entries == 0)
+    auto const ranges =
+        split_rows_by_entries(space, op.csc_host.col_ptr.data(), op.csc_host.row.data(),
+                              host_cols, std::size_t(k), op.n_rows, spans);
+    if (ranges.empty())
       return;
-    auto const ranges = split_by_entries(touched, spans.data(), std::size_t(k),
-                                         kokkos_ext::concurrency(space));
     dispatch_width(width, [&](auto w) {
       using Functor =
           RowPartitionedScatterFunctor<decltype(w)::value, decltype(op.csc_row),
