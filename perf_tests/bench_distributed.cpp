@@ -26,8 +26,10 @@
 // --variant=NAME=VALUE,... adds a rung "variant": the adaptive session with
 // those DistributedAdaptiveOptions changed (arms, as names separated by
 // ':'; defer_scheduled, warmup_steps, measure_steps, cut_ratio,
-// switch_margin, sample_period, time_shift_ratio; inf where a ratio takes
-// infinity), in the same rounds as the others
+// switch_margin, sample_period, time_shift_ratio, model_margin; inf where
+// a ratio takes infinity; model=1 gives it the cost model, each rank's
+// constants calibrated once, on the first operator's local operator, and
+// not charged to any rung), in the same rounds as the others
 // (this machine's timings move more between runs than most options'
 // effects). Bytes and messages are those received per rank per step,
 // averaged over ranks; "crossing" is the changed columns whose change
@@ -453,6 +455,17 @@ hst::DistributedAdaptiveOptions parse_variant(std::string const &text)
       o.sample_period = std::int64_t(whole(1e15));
     else if (name == "time_shift_ratio")
       o.time_shift_ratio = v;
+    else if (name == "model_margin")
+      o.model_margin = v;
+    else if (name == "model")
+    {
+      if (v != 0 && v != 1)
+        throw std::invalid_argument("'model' takes 0 or 1, got '" + number + "'");
+      if (v != 0)
+        o.model.emplace(); // calibrated at the first operator
+      else
+        o.model.reset();
+    }
     else
       throw std::invalid_argument("unknown or unsupported option '" + name + "'");
   }
@@ -499,6 +512,8 @@ int run(Options const &o)
                 "received per rank per step (mean over ranks)\n");
   }
   int failures = 0;
+  auto variant = o.variant;
+  bool calibrated = false;
   for (auto const &oc : operators)
   {
     Triplets const A = oc.build();
@@ -517,6 +532,20 @@ int run(Options const &o)
           "rank 0: %d owned + %d ghost columns, %zu neighbours\n",
           oc.name.c_str(), A.n_rows, std::size_t(global.nnz()), prep, op.num_owned_cols(),
           op.num_ghost_cols(), op.send_neighbours().size());
+    if (variant && variant->model && !calibrated)
+    {
+      double const start = MPI_Wtime();
+      variant->model = op.local_operator().calibrate(space, width);
+      double const seconds = max_over_ranks(MPI_Wtime() - start);
+      calibrated = true;
+      if (root)
+      {
+        std::ostringstream text;
+        variant->model->save(text);
+        std::printf("cost model calibrated in %.1f ms (slowest rank); rank 0: %s",
+                    1e3 * seconds, text.str().c_str());
+      }
+    }
     FullHalo full(op, A_local);
 
     for (auto motion : o.motions)
@@ -673,7 +702,7 @@ int run(Options const &o)
             else
             {
               auto const options =
-                  rung == "variant" ? *o.variant : hst::DistributedAdaptiveOptions{};
+                  rung == "variant" ? *variant : hst::DistributedAdaptiveOptions{};
               double const start = start_clock();
               auto session = op.adaptive(space, session_ids, width, options);
               making = stop_clock(start);

@@ -713,6 +713,95 @@ TYPED_TEST(Distributed, adaptive_defers_the_scheduled_arm_until_a_set_moves_on_a
   EXPECT_TRUE(same_on_every_rank(text.str())) << text.str();
 }
 
+// With a cost model, each rank's predictions travel in the step's
+// MPI_Allreduce: one rank whose constants price the scatter arm at a second
+// per step makes every rank skip it (never made), and the scheduled arm's
+// prediction (not in options.arms, so never timed, never rescaled) reads the
+// slowest rank's counters: entries of its rows in the changed columns of
+// all ranks, and of the columns that entered or left since the last step.
+TYPED_TEST(Distributed, adaptive_model_predictions_are_the_slowest_ranks_and_skip_alike)
+{
+  using ExecutionSpace = TypeParam;
+  using memory_space = typename ExecutionSpace::memory_space;
+  int const size = world_size(), rank = world_rank();
+  auto const A = wl::grid_2d<Scalar, Ordinal>(10, 10);
+  auto const p = hst::BlockPartition::uniform(A.n_rows, MPI_COMM_WORLD);
+  DOperator<ExecutionSpace> op(MPI_COMM_WORLD, local_rows<ExecutionSpace>(A, p), p, p);
+  hst::DistributedAdaptiveOptions options;
+  options.arms = {hst::Arm::exact_set, hst::Arm::scatter};
+  options.sample_period = 0;
+  options.recheck_period = 0;
+  double now = 0;
+  options.clock = [&] { return now += 1e-6; }; // every timed step: 1 us
+  options.model.emplace();
+  // Scheduled: 1 us per entry, 1 ms per changed entry (in microseconds the
+  // prediction is entries + 1000 x changed entries).
+  options.model->arm[int(hst::Arm::scheduled)] = {0, 1e-6, 1e-3};
+  options.model->arm[int(hst::Arm::exact_set)] = {1e-6, 0, 0};
+  options.model->arm[int(hst::Arm::scatter)] = {rank == size - 1 ? 1.0 : 1e-6, 0, 0};
+  // Two sets of each rank's owned columns, alternating.
+  std::vector<Ordinal> const range = range_of(p, rank);
+  ASSERT_GE(range.size(), 4u);
+  std::vector<Ordinal> const sets[2] = {{range.begin(), range.begin() + 3},
+                                        {range.begin() + 1, range.begin() + 4}};
+  auto session = op.adaptive(to_view<memory_space>(sets[0]), 2, options);
+  auto reference = op.baseline(2);
+  Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y(
+      "y", std::size_t(p.local_size(rank)), 2),
+      y_reference("y_reference", std::size_t(p.local_size(rank)), 2);
+  int const steps = 3 + 40; // the probe: exact_set's block only
+  for (int t = 0; t < steps; ++t)
+  {
+    auto const &cols = sets[t % 2];
+    std::vector<Scalar> dx(cols.size() * 2, 1.0 + double(t));
+    auto const c = to_view<memory_space>(cols);
+    auto const d = to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, cols.size(), 2);
+    session.apply_cols(c, d, y);
+    reference.apply_cols(c, d, y_reference);
+  }
+  EXPECT_LE(relative_error(to_host_rows(y), to_host_rows(y_reference)), 1e-13);
+  auto const &report = session.report();
+  ASSERT_EQ(report.decisions.size(), 1u);
+  auto const &d = report.decisions[0];
+  EXPECT_EQ(d.step, 3);
+  EXPECT_EQ(d.chosen, hst::Arm::exact_set);
+  EXPECT_TRUE(d.skipped[int(hst::Arm::scatter)]);
+  EXPECT_EQ(session.scatter(), nullptr);
+  EXPECT_EQ(report.arm_steps[int(hst::Arm::scatter)], 0);
+  EXPECT_GE(d.skip_us[int(hst::Arm::scatter)], 1e6);
+  EXPECT_DOUBLE_EQ(d.skip_bound_us, 1.0);
+  // The probe's last step (t = 2) ran sets[0] after sets[1] on every rank.
+  std::vector<bool> in[2] = {std::vector<bool>(std::size_t(A.n_cols)),
+                             std::vector<bool>(std::size_t(A.n_cols))};
+  for (int r = 0; r < size; ++r)
+  {
+    auto const owned = range_of(p, r);
+    if (owned.size() < 4)
+      continue;
+    for (int s = 0; s < 2; ++s)
+      for (int i = s; i < s + 3; ++i)
+        in[s][std::size_t(owned[std::size_t(i)])] = true;
+  }
+  double worst = 0;
+  for (int r = 0; r < size; ++r)
+  {
+    double entries = 0, changed = 0;
+    for (auto row = p.begin(r); row < p.end(r); ++row)
+      for (auto const &[c, v] : A.rows[std::size_t(row)])
+      {
+        entries += in[0][std::size_t(c)];
+        changed += in[0][std::size_t(c)] != in[1][std::size_t(c)];
+      }
+    worst = std::max(worst, entries + 1000 * changed);
+  }
+  EXPECT_DOUBLE_EQ(d.predicted_us_per_step[int(hst::Arm::scheduled)], worst);
+  std::ostringstream text;
+  text << report;
+  EXPECT_NE(text.str().find("; scatter not probed (predicted "), std::string::npos)
+      << text.str();
+  EXPECT_TRUE(same_on_every_rank(text.str())) << text.str();
+}
+
 // Making the session makes no arm; each is made, on every rank, at the
 // first step that runs it, and an arm the probe never runs is never made.
 TYPED_TEST(Distributed, adaptive_makes_each_arm_at_its_first_step)

@@ -464,6 +464,157 @@ TEST(LockstepPolicy, bad_options_are_named)
          "'options.recheck_max_period'");
   expect([](auto &o) { o.session.strict = true; }, "'options.session.strict'");
   expect([](auto &o) { o.clock = nullptr; }, "'options.clock'");
+  expect([](auto &o) { o.model_margin = 0.5; }, "'options.model_margin'");
+  expect([](auto &o) { o.model_margin = std::nan(""); }, "'options.model_margin'");
+  expect(
+      [](auto &o) {
+        o.model.emplace();
+        o.model->arm[int(Arm::scheduled)].per_entry = -1;
+      },
+      "'options.model' has a negative or non-finite constant -1 for arm scheduled");
+  expect(
+      [](auto &o) {
+        o.model.emplace();
+        o.model->arm[int(Arm::scatter)].fixed = HUGE_VAL;
+      },
+      "'options.model'");
+}
+
+// With a cost model. Predictions (seconds per arm, indexed by Arm, each the
+// slowest rank's) are what the session combines; here fed by hand.
+hst::DistributedAdaptiveOptions modelled()
+{
+  auto o = quiet();
+  o.model.emplace(); // the policy only needs to know there is one
+  o.model_margin = 1.5;
+  o.defer_scheduled = false;
+  return o;
+}
+
+// Runs a probe to its decision; every timed step takes cost[a] seconds and
+// sends `predicted` (nullptr: none). Returns the arm of each step.
+std::vector<Arm> probe_predicted(Policy &policy, std::map<Arm, double> const &cost,
+                                 double const *predicted)
+{
+  std::vector<Arm> seen;
+  std::size_t const decisions = policy.report().decisions.size();
+  while (policy.report().decisions.size() == decisions)
+  {
+    auto const step = policy.plan();
+    EXPECT_TRUE(step.keep_counts) << "every probe step keeps its ids under a model";
+    seen.push_back(step.arm);
+    policy.finish(cost.at(step.arm), true, predicted);
+  }
+  return seen;
+}
+
+// After the first arm completes, an arm predicted above model_margin x the
+// lowest completed cost is not run (so never made) and never chosen, even
+// when its own steps would have been the cheapest; one within the margin
+// runs. The first arm always runs.
+TEST(LockstepPolicy, model_skips_an_arm_predicted_beyond_the_margin)
+{
+  // Within 2x of each other: no arm is cut.
+  std::map<Arm, double> const cost = {
+      {Arm::exact_set, 10.0}, {Arm::scheduled, 6.0}, {Arm::scatter, 9.0}};
+  double predicted[3];
+  predicted[int(Arm::scheduled)] = 15.5; // > 1.5 x 10
+  predicted[int(Arm::exact_set)] = 1e9;  // the first arm: run regardless
+  predicted[int(Arm::scatter)] = 14.5;   // <= 1.5 x 10: run
+  Policy policy(modelled());
+  auto const seen = probe_predicted(policy, cost, predicted);
+  std::vector<Arm> const expected = {Arm::exact_set, Arm::exact_set, Arm::exact_set,
+                                     Arm::scatter,   Arm::scatter,   Arm::scatter};
+  EXPECT_EQ(seen, expected);
+  auto const &d = policy.report().decisions.at(0);
+  EXPECT_EQ(d.chosen, Arm::scatter);
+  EXPECT_TRUE(d.skipped[int(Arm::scheduled)]);
+  EXPECT_FALSE(d.skipped[int(Arm::scatter)]);
+  EXPECT_FALSE(d.skipped[int(Arm::exact_set)]);
+  EXPECT_DOUBLE_EQ(d.skip_us[int(Arm::scheduled)], 15.5e6);
+  EXPECT_DOUBLE_EQ(d.skip_bound_us, 10e6);
+  EXPECT_DOUBLE_EQ(d.model_margin, 1.5);
+  EXPECT_TRUE(std::isnan(d.us_per_step[int(Arm::scheduled)]));
+  EXPECT_DOUBLE_EQ(d.predicted_us_per_step[int(Arm::scatter)], 14.5e6);
+  EXPECT_EQ(policy.report().arm_steps[int(Arm::scheduled)], 0);
+
+  // At the margin exactly, and with no prediction, every arm runs. The bound
+  // is the lowest completed cost so far: 10, then 6 once scheduled is done.
+  predicted[int(Arm::scheduled)] = 15.0;
+  predicted[int(Arm::scatter)] = 9.0;
+  Policy at_margin(modelled());
+  EXPECT_EQ(probe_predicted(at_margin, cost, predicted).size(), 9u);
+  EXPECT_EQ(at_margin.report().decisions.at(0).chosen, Arm::scheduled);
+  Policy unknown(modelled());
+  EXPECT_EQ(probe_predicted(unknown, cost, nullptr).size(), 9u);
+  EXPECT_EQ(unknown.report().decisions.at(0).chosen, Arm::scheduled);
+  double const none[3] = {-1, -1, -1}; // what the session sends without counters
+  Policy unknown_counters(modelled());
+  EXPECT_EQ(probe_predicted(unknown_counters, cost, none).size(), 9u);
+  EXPECT_TRUE(
+      std::isnan(unknown_counters.report().decisions.at(0).predicted_us_per_step[int(
+          Arm::scatter)]));
+  // Without a model the policy asks for no counters.
+  Policy plain(quiet());
+  EXPECT_FALSE(plain.plan().keep_counts);
+}
+
+// Settled: the step before each sample keeps its ids, and samples whose
+// predictions rank another arm cheaper by more than switch_margin start a
+// re-probe after shift_samples of them in a row (each confirmed on the next
+// step); a sample in between that does not resets the count.
+TEST(LockstepPolicy, model_reprobes_when_the_predicted_ranking_changes)
+{
+  auto o = modelled();
+  o.sample_period = 4;
+  o.shift_samples = 2;
+  o.switch_margin = 0.1;
+  Policy policy(o);
+  std::map<Arm, double> const cost = {
+      {Arm::exact_set, 3.0}, {Arm::scheduled, 2.0}, {Arm::scatter, 1.0}};
+  double predicted[3] = {2.0, 3.0, 1.0}; // by Arm: scheduled, exact_set, scatter
+  probe_predicted(policy, cost, predicted);
+  ASSERT_EQ(policy.report().active, Arm::scatter);
+  // Catch-up step, then a sample every 4th step; the step before keeps ids.
+  std::vector<bool> timed, keep;
+  auto settle = [&](int steps, double const *p) {
+    for (int i = 0; i < steps; ++i)
+    {
+      auto const step = policy.plan();
+      timed.push_back(step.timed);
+      keep.push_back(step.keep_counts);
+      policy.finish(step.timed ? 1.0 : 0.0, false, step.timed ? p : nullptr);
+    }
+  };
+  settle(5, predicted);
+  EXPECT_EQ(timed, (std::vector<bool>{false, false, false, false, true}));
+  EXPECT_EQ(keep, (std::vector<bool>{false, false, false, true, true}));
+  // scheduled predicted 0.95 of scatter: inside the 10% margin, no change.
+  double within[3] = {0.95, 3.0, 1.0};
+  settle(4, within);
+  EXPECT_FALSE(policy.report().probing);
+  EXPECT_FALSE(policy.plan().timed) << "no confirmation inside the margin";
+  // 0.8: outside; confirmed on the next step, which starts the probe.
+  double outside[3] = {0.8, 3.0, 1.0};
+  settle(3, nullptr);
+  timed.clear();
+  settle(1, outside);
+  EXPECT_TRUE(timed.back());
+  EXPECT_FALSE(policy.report().probing);
+  EXPECT_TRUE(policy.plan().timed) << "a predicted change is confirmed at once";
+  settle(1, predicted); // not confirmed: back to the grid, count reset
+  EXPECT_FALSE(policy.report().probing);
+  EXPECT_FALSE(policy.plan().timed);
+  settle(2, nullptr);
+  settle(1, outside);
+  EXPECT_FALSE(policy.report().probing) << "the count restarted";
+  settle(1, outside);
+  ASSERT_TRUE(policy.report().probing);
+  EXPECT_NE(policy.report().decisions.size(), 0u);
+  probe_predicted(policy, cost, outside);
+  auto const &d = policy.report().decisions.back();
+  EXPECT_EQ(d.reason,
+            "predicted scheduled 800000.000000 us vs scatter 1000000.000000 us");
 }
 
 } // namespace

@@ -241,6 +241,9 @@ private:
   // Checks a rank's expected columns with this operator's column stamps.
   template <class, class, class>
   friend class DistributedOperator;
+  // Reads the column lengths and the column stamps for its cost model.
+  template <class, class, class>
+  friend class DistributedAdaptiveSession;
   using data_type = detail::OperatorData<Scalar, Ordinal, MemorySpace>;
   std::shared_ptr<data_type const> data_;
 };

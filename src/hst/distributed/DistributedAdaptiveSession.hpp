@@ -43,12 +43,21 @@
 // compiles for them and plans them), so an arm the probe never reaches is
 // never made and nothing of the operator's size is allocated or visited.
 //
+// Cost model (DistributedAdaptiveOptions::model): each timed step whose
+// previous step kept its ids counts, on this rank, the entries of the local
+// A[:, S] over the owned and the received columns and the entries of the
+// columns that entered or left that set (O(k + received) with the local
+// operator's column stamps), refines the arm's prediction with this rank's
+// time for the step, and sends every arm's prediction in the step's
+// MPI_Allreduce; the policy skips and re-probes on the combined ones.
+//
 // Differences from the single-rank AdaptiveSession, on purpose: costs are
 // per step (the slowest rank's), not per entry, since the entries of a step
 // differ by rank and the slowest rank sets the pace; the probe is one round
 // (no fastest-first second round), and there is no compile-rate detector,
 // whose per-rank signals would need a collective every window.
 
+#include <hst/CostModel.hpp>
 #include <hst/ExactSetArm.hpp>
 #include <hst/ScatterArm.hpp>
 #include <hst/ScheduledArm.hpp>
@@ -97,7 +106,13 @@ inline std::ostream &operator<<(std::ostream &out, DistributedAdaptiveReport con
         s << '-';
       else
         s << d.us_per_step[a] << " us/step";
+      if (!std::isnan(d.predicted_us_per_step[a]))
+        s << " (predicted " << d.predicted_us_per_step[a] << ')';
     }
+    for (std::size_t a = 0; a < distributed_arm_count; ++a)
+      if (d.skipped[a])
+        s << "; " << to_string(Arm(a)) << " not probed (predicted " << d.skip_us[a]
+          << " us/step > " << d.model_margin << " x " << d.skip_bound_us << ')';
     for (std::size_t a = 0; a < distributed_arm_count; ++a)
       if (d.cut[a])
         s << "; " << to_string(Arm(a)) << " cut after " << d.measured_steps[a]
@@ -133,6 +148,8 @@ public:
       , clock_(options.clock)
       , policy_(options)
   {
+    if (options.model)
+      model_.emplace(*options.model);
     kept_ids_.reserve(expected_owned_.size());
     // Options that change the collectives a step calls must match.
     auto const mine = detail::collective_shape(options);
@@ -160,6 +177,8 @@ public:
     if (!step.timed)
     {
       run(step.arm, space, cols, dx, y);
+      if (step.keep_counts)
+        count_step(step.arm, cols.extent(0), false);
       policy_.finish(0);
       return;
     }
@@ -168,11 +187,19 @@ public:
     double const start = clock_();
     run(step.arm, space, cols, dx, y);
     kokkos_ext::fence(space, "hst::timed_step"); // timing: the step's kernels are done
-    // This rank's time and whether its set moved, each the largest over the
-    // ranks. NaN would combine differently on different ranks.
-    double combined[2] = {clock_() - start, 0};
+    // This rank's time, whether its set moved and, with a model, each arm's
+    // predicted time (-1: none), each the largest over the ranks. NaN would
+    // combine differently on different ranks.
+    double combined[2 + distributed_arm_count] = {clock_() - start, 0, -1, -1, -1};
     if (std::isnan(combined[0]))
       combined[0] = std::numeric_limits<double>::infinity();
+    if (step.keep_counts && count_step(step.arm, cols.extent(0), true))
+    {
+      if (step.measured) // a warm-up step's time is not the arm's steady cost
+        model_->observe(step.arm, counters_, combined[0]);
+      for (std::size_t a = 0; a < distributed_arm_count; ++a)
+        combined[2 + a] = model_->predict(Arm(a), counters_);
+    }
     // The ids the arm checked: this rank's local ids, in the caller's order.
     std::size_t const k = cols.extent(0);
     Ordinal const *const ids = owned_ids(step.arm);
@@ -181,9 +208,11 @@ public:
           k == kept_ids_.size() && std::equal(ids, ids + k, kept_ids_.begin()) ? 0 : 1;
     if (step.keep_ids)
       kept_ids_.assign(ids, ids + k);
-    // Collective: timed steps fall on the same steps on every rank.
-    MPI_Allreduce(MPI_IN_PLACE, combined, 2, MPI_DOUBLE, MPI_MAX, data_->comm.get());
-    policy_.finish(combined[0], combined[1] > 0);
+    // Collective: timed steps fall on the same steps on every rank, and
+    // every rank has a model or none (checked when made).
+    MPI_Allreduce(MPI_IN_PLACE, combined, model_ ? 2 + int(distributed_arm_count) : 2,
+                  MPI_DOUBLE, MPI_MAX, data_->comm.get());
+    policy_.finish(combined[0], combined[1] > 0, model_ ? combined + 2 : nullptr);
   }
 
   template <class Cols, class Dx, class Y>
@@ -240,6 +269,57 @@ private:
     }
   }
 
+  // With a model, after a step of `arm` that the policy marked: its local
+  // ids (owned, then received) are kept for the next step, and when `count`
+  // and the previous step's were kept too, counters_ gets this step's
+  // counters (true then). O(k + received) host work.
+  bool count_step(Arm arm, std::size_t k, bool count)
+  {
+    Ordinal const *const owned = owned_ids(arm);
+    auto const [ghost, g] = ghost_ids(arm);
+    std::int64_t const step = policy_.report().steps; // this step's index
+    bool const known = count && count_ids_step_ == step - 1;
+    if (known)
+    {
+      auto const &op = *data_->local.data_;
+      auto const &col_ptr = op.csc_host.col_ptr;
+      auto length = [&](Ordinal c) {
+        return double(col_ptr(std::size_t(c) + 1) - col_ptr(std::size_t(c)));
+      };
+      counters_ = StepCounters{};
+      counters_.set_changed =
+          k + g != count_ids_.size() ||
+          !std::equal(owned, owned + k, count_ids_.begin()) ||
+          !std::equal(ghost, ghost + g, count_ids_.begin() + std::ptrdiff_t(k));
+      auto const lease = op.scratch->acquire();
+      std::uint32_t const generation = lease->new_column_generation();
+      std::uint32_t *const stamp = lease->column_stamp();
+      std::int32_t *const kept = lease->column_value();
+      for (Ordinal c : count_ids_)
+        stamp[c] = generation, kept[c] = 0;
+      auto visit = [&](Ordinal const *ids, std::size_t n) {
+        for (std::size_t i = 0; i < n; ++i)
+        {
+          double const e = length(ids[i]);
+          counters_.entries += e;
+          if (stamp[ids[i]] == generation)
+            kept[ids[i]] = 1;
+          else
+            counters_.changed_entries += e;
+        }
+      };
+      visit(owned, k);
+      visit(ghost, g);
+      for (Ordinal c : count_ids_)
+        if (!kept[c])
+          counters_.changed_entries += length(c);
+    }
+    count_ids_.assign(owned, owned + k); // capacity kept: grows to the largest set
+    count_ids_.insert(count_ids_.end(), ghost, ghost + g);
+    count_ids_step_ = step;
+    return known;
+  }
+
   // The local ids of the owned columns that the arm checked at its latest
   // step.
   Ordinal const *owned_ids(Arm arm) const
@@ -254,6 +334,25 @@ private:
       break;
     }
     return scatter_->owned_ids_.host();
+  }
+
+  // The local ids of the ghost columns the arm applied at its latest step,
+  // and how many.
+  std::pair<Ordinal const *, std::size_t> ghost_ids(Arm arm) const
+  {
+    auto ids = [](auto const &a) {
+      return std::pair<Ordinal const *, std::size_t>(a.ghost_ids_.host(), a.received_);
+    };
+    switch (arm)
+    {
+    case Arm::scheduled:
+      return ids(*scheduled_);
+    case Arm::exact_set:
+      return ids(*exact_set_);
+    case Arm::scatter:
+      break;
+    }
+    return ids(*scatter_);
   }
 
   template <class ExecutionSpace, class Cols, class Dx, class Y>
@@ -286,6 +385,13 @@ private:
   std::optional<DistributedArm<ScatterArm<Scalar, Ordinal, MemorySpace>>> scatter_;
   std::function<double()> clock_;
   detail::LockstepPolicy policy_;
+  std::optional<CostModel> model_;
+  // With a model: the local ids (owned, then received) of the latest step
+  // that kept them, that step's index, and the latest counted step's
+  // counters.
+  std::vector<Ordinal> count_ids_;
+  std::int64_t count_ids_step_ = -1;
+  StepCounters counters_;
   // The default instance, made once: on Kokkos 4 making one allocates.
   typename MemorySpace::execution_space default_space_;
 };

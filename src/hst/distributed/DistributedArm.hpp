@@ -113,6 +113,7 @@ public:
           space, owned_ids_.host(),
           Kokkos::subview(owned_ids_.device(), std::make_pair(std::size_t(0), k)), dx, y);
       std::size_t const received = finish_receives(space);
+      received_ = received;
       ghost_arm_.apply_prechecked(
           space, ghost_ids_.host(),
           Kokkos::subview(ghost_ids_.device(), std::make_pair(std::size_t(0), received)),
@@ -356,6 +357,7 @@ private:
   typename memory_space::execution_space default_space_;
   detail::PlannedBuffer<Ordinal, memory_space> owned_ids_;
   detail::PlannedBuffer<Ordinal, memory_space> ghost_ids_;
+  std::size_t received_ = 0; // ghost ids of the latest step
   Kokkos::View<Scalar **, Kokkos::LayoutRight, memory_space> ghost_dx_;
   typename Kokkos::View<Scalar **, Kokkos::LayoutRight, memory_space>::HostMirror
       ghost_dx_host_;

@@ -18,6 +18,7 @@
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,27 @@ struct DistributedAdaptiveOptions
   /// a deferred arm waits for the periodic re-check. An incumbent scheduled
   /// arm is never deferred. false probes it like the others.
   bool defer_scheduled = true;
+  /// Per-machine constants of the cost model (CostModel.hpp), from
+  /// `op.local_operator().calibrate(space)` on this rank or
+  /// CostConstants::load; every rank passes constants or none (the constants
+  /// may differ by rank). With them, each timed step's counters on this rank
+  /// (entries of the local A[:, S] over the owned and the received columns,
+  /// whether that set changed, the entries of the columns that entered or
+  /// left it) give each arm's predicted seconds per step, scaled by what the
+  /// arm measured on this rank's earlier timed steps; the predictions ride
+  /// in the step's own MPI_Allreduce (MAX: the slowest rank's), so every rank
+  /// reads the same numbers and no collective is added. A probe runs an arm
+  /// after the first only if its combined prediction is at most
+  /// `model_margin` times the lowest cost of an arm that completed its
+  /// measured steps in the probe (an arm not run is not made). Settled, the
+  /// step before each sample keeps its ids (O(k + received)), and a sample
+  /// whose predictions rank another arm cheaper than the active one by more
+  /// than `switch_margin`, `shift_samples` samples in a row, starts a
+  /// re-probe. Each decision reports the predictions beside the measured
+  /// costs. Without constants (the default) nothing is predicted.
+  std::optional<CostConstants> model;
+  /// See `model`. >= 1, not NaN (infinity runs every arm).
+  double model_margin = 1.5;
   /// Options of the scheduled arm; `strict` must be false.
   SessionOptions session = {};
   /// Seconds, read after fencing the caller's instance, on timed steps only.
@@ -109,6 +131,19 @@ struct DistributedDecision
   /// first `same_set_steps` steps.
   bool scheduled_deferred = false;
   std::int64_t same_set_steps = 0;
+  /// With a cost model (DistributedAdaptiveOptions::model): per arm, its
+  /// prediction on the probe's last step, the slowest rank's, in
+  /// microseconds per step; NaN where there was none.
+  std::array<double, distributed_arm_count> predicted_us_per_step = {
+      std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(),
+      std::numeric_limits<double>::quiet_NaN()};
+  /// Per arm: not run because its prediction (predicted_us_per_step at that
+  /// point, kept in skip_us) exceeded model_margin x skip_bound_us, the
+  /// lowest cost completed before its turn.
+  std::array<bool, distributed_arm_count> skipped{};
+  std::array<double, distributed_arm_count> skip_us{};
+  double skip_bound_us = 0;
+  double model_margin = 0; ///< DistributedAdaptiveOptions::model_margin
 };
 
 /// What a distributed adaptive session chose, when, and what probing cost;
@@ -175,17 +210,35 @@ inline void check_options(DistributedAdaptiveOptions const &o)
                   "rejects steps the other arms accept), got true");
   if (!o.clock)
     throw_invalid("argument 'options.clock' must be callable, got an empty function");
+  if (!(o.model_margin >= 1))
+    throw_invalid("argument 'options.model_margin' must be >= 1, got ", o.model_margin);
+  if (o.model)
+    for (std::size_t a = 0; a < o.model->arm.size(); ++a)
+    {
+      auto const &c = o.model->arm[a];
+      for (double v : {c.fixed, c.per_entry, c.per_update})
+        if (!(v >= 0 && std::isfinite(v)))
+          throw_invalid("argument 'options.model' has a negative or non-finite constant ",
+                        v, " for arm ", to_string(Arm(a)));
+    }
 }
 
 // The numbers of the options that change how many collectives a step calls,
 // for checking that every rank passed the same.
 inline std::vector<double> collective_shape(DistributedAdaptiveOptions const &o)
 {
-  std::vector<double> shape = {
-      double(o.warmup_steps),   double(o.measure_steps),  o.cut_ratio,
-      o.switch_margin,          double(o.sample_period),  o.time_shift_ratio,
-      double(o.shift_samples),  double(o.recheck_period), double(o.recheck_max_period),
-      double(o.defer_scheduled)};
+  std::vector<double> shape = {double(o.warmup_steps),
+                               double(o.measure_steps),
+                               o.cut_ratio,
+                               o.switch_margin,
+                               double(o.sample_period),
+                               o.time_shift_ratio,
+                               double(o.shift_samples),
+                               double(o.recheck_period),
+                               double(o.recheck_max_period),
+                               double(o.defer_scheduled),
+                               double(o.model.has_value()),
+                               o.model_margin};
   for (Arm a : o.arms)
     shape.push_back(double(a));
   return shape;
@@ -196,9 +249,10 @@ inline std::vector<double> collective_shape(DistributedAdaptiveOptions const &o)
 // it, and for a timed step reduces with MAX over the ranks this rank's time
 // and, when plan() asked, whether this rank's ids differ from the kept ones
 // (1 or 0: the step is as slow as its slowest rank, and the set moved if it
-// moved on any rank); then finish(combined seconds, combined moved; both
-// ignored for an untimed step). Every number that reaches a decision is such
-// a combined number or a step count.
+// moved on any rank) and, with a cost model, each arm's predicted seconds on
+// this rank; then finish(combined seconds, combined moved, combined
+// predictions or nullptr; all ignored for an untimed step). Every number
+// that reaches a decision is such a combined number or a step count.
 class LockstepPolicy
 {
 public:
@@ -210,6 +264,14 @@ public:
     bool compare_ids;
     /// Keep this step's ids, for the next comparison.
     bool keep_ids;
+    /// With a cost model: keep this step's ids (owned and received) for the
+    /// next step's counters; a timed step that follows such a step has its
+    /// counters known and sends its predictions.
+    bool keep_counts;
+    /// A timed step whose time the policy compares (a probe's measured step,
+    /// a settled sample), not a warm-up: with a model, it refines the arm's
+    /// prediction.
+    bool measured;
   };
 
   explicit LockstepPolicy(DistributedAdaptiveOptions const &options)
@@ -224,6 +286,8 @@ public:
       , recheck_min_(options.recheck_period)
       , recheck_max_(options.recheck_max_period)
       , defer_(options.defer_scheduled)
+      , model_(options.model.has_value())
+      , model_margin_(options.model_margin)
       , period_(options.recheck_period)
   {
     order_.reserve(arms_.size()); // a probe's order never allocates
@@ -234,16 +298,29 @@ public:
   Step plan() const
   {
     if (report_.probing)
-      return {order_[position_], true, probe_step_ > 0, true};
+      return {order_[position_],     true, probe_step_ > 0, true, model_,
+              block_step_ >= warmup_};
     bool const sampled = is_sample();
-    return {report_.active, sampled, sampled && watching_, false};
+    return {report_.active,
+            sampled,
+            sampled && watching_,
+            false,
+            model_ && (sampled || sample_follows()),
+            sampled};
   }
 
-  void finish(double combined_seconds, bool combined_moved = false)
+  /// `combined_predicted`: per arm (indexed by Arm), the largest over the
+  /// ranks of each rank's predicted seconds for this step, or nullptr where
+  /// the step has none (no model, or counters not known); a value that is
+  /// not positive and finite counts as no prediction for that arm.
+  void finish(double combined_seconds, bool combined_moved = false,
+              double const *combined_predicted = nullptr)
   {
     Step const step = plan();
     ++report_.steps;
     ++report_.arm_steps[std::size_t(step.arm)];
+    if (step.timed)
+      take_predictions(combined_predicted);
     if (report_.probing)
     {
       ++report_.probe_steps;
@@ -273,7 +350,7 @@ public:
       {
         block_step_ = 0;
         ++position_;
-        pass_over_deferred();
+        pass_over_arms();
       }
       if (position_ == order_.size())
         decide();
@@ -291,7 +368,7 @@ public:
         start_probe("the set moved after a probe that deferred scheduled", both);
         return;
       }
-      if (sample(combined_seconds))
+      if (sample(combined_seconds) || predicted_shift())
         return;
     }
     if (recheck_min_ > 0 && settled_ >= period_)
@@ -320,25 +397,86 @@ private:
   // Before the block of order_[position_]: while no rank's set has moved
   // over the probe, the scheduled arm goes behind the other arms (once), and
   // when its turn comes again after at least one pair of steps on the same
-  // set it is deferred.
-  void pass_over_deferred()
+  // set it is deferred. With a model, an arm whose prediction on the latest
+  // step exceeds model_margin times the lowest cost completed so far is
+  // skipped.
+  void pass_over_arms()
   {
-    while (position_ < order_.size() && deferrable(order_[position_]) &&
-           moved_pairs_ == 0)
+    while (position_ < order_.size())
     {
-      if (!requeued_ && position_ + 1 < order_.size())
+      Arm const arm = order_[position_];
+      std::size_t const a = std::size_t(arm);
+      if (deferrable(arm) && moved_pairs_ == 0)
       {
-        std::rotate(order_.begin() + std::ptrdiff_t(position_),
-                    order_.begin() + std::ptrdiff_t(position_) + 1, order_.end());
-        requeued_ = true;
-        continue;
+        if (!requeued_ && position_ + 1 < order_.size())
+        {
+          std::rotate(order_.begin() + std::ptrdiff_t(position_),
+                      order_.begin() + std::ptrdiff_t(position_) + 1, order_.end());
+          requeued_ = true;
+          continue;
+        }
+        if (pairs_ > 0)
+        {
+          pending_.scheduled_deferred = true;
+          pending_.same_set_steps = pairs_ + 1;
+          ++position_;
+          continue;
+        }
+        // nothing seen yet (it is the only arm left to run): run it
       }
-      if (pairs_ == 0)
-        return; // nothing seen yet (it is the only arm left to run): run it
-      pending_.scheduled_deferred = true;
-      pending_.same_set_steps = pairs_ + 1;
+      if (!(position_ > 0 && predicted_[a] > model_margin_ * best_complete_))
+        return; // no prediction (NaN) or no completed cost (inf) runs it
+      pending_.skipped[a] = true;
+      pending_.skip_us[a] = 1e6 * predicted_[a];
+      pending_.skip_bound_us = 1e6 * best_complete_;
+      pending_.model_margin = model_margin_;
       ++position_;
     }
+  }
+
+  // The predictions of a timed step, each the slowest rank's (NaN: none).
+  void take_predictions(double const *combined)
+  {
+    for (std::size_t a = 0; a < distributed_arm_count; ++a)
+      predicted_[a] = combined && combined[a] > 0 && std::isfinite(combined[a])
+                          ? combined[a]
+                          : std::numeric_limits<double>::quiet_NaN();
+  }
+
+  // A settled sample's predictions: another arm predicted cheaper than the
+  // active one by more than the switch margin, on shift_samples samples in
+  // a row (each confirmed on the next step), starts a re-probe; true then.
+  bool predicted_shift()
+  {
+    double const active = predicted_[std::size_t(report_.active)];
+    Arm best = report_.active;
+    for (Arm a : arms_)
+      if (predicted_[std::size_t(a)] < predicted_[std::size_t(best)])
+        best = a;
+    if (!(best != report_.active &&
+          predicted_[std::size_t(best)] < (1 - margin_) * active))
+    {
+      predicted_flips_ = 0;
+      return false;
+    }
+    confirming_ = true;
+    if (++predicted_flips_ < shift_samples_)
+      return false;
+    start_probe("predicted " + std::string(to_string(best)) + ' ' +
+                    std::to_string(1e6 * predicted_[std::size_t(best)]) + " us vs " +
+                    to_string(report_.active) + ' ' + std::to_string(1e6 * active) +
+                    " us",
+                arms_);
+    return true;
+  }
+
+  // The next step is a settled sample (so this one keeps its ids for it).
+  bool sample_follows() const
+  {
+    if (sample_period_ == 0)
+      return false;
+    std::int64_t const s = settled_ + 1 - warmup_;
+    return s >= 0 && (s + 1) % sample_period_ == 0;
   }
 
   // The probe's last step: the arm with the lowest mean combined step time
@@ -355,8 +493,8 @@ private:
     for (Arm a : order_)
     {
       std::size_t const i = std::size_t(a);
-      if (a == Arm::scheduled && d.scheduled_deferred)
-        continue;
+      if ((a == Arm::scheduled && d.scheduled_deferred) || d.skipped[i])
+        continue; // not run: no cost, not chosen
       d.us_per_step[i] = 1e6 * sum_[i] / double(d.measured_steps[i]);
       if (d.cut[i])
         continue; // not chosen; its cost stays infinite for the margin rule
@@ -374,12 +512,15 @@ private:
       period_ = recheck_min_; // a change resets the back-off
     d.chosen = best;
     watching_ = d.scheduled_deferred;
+    for (std::size_t a = 0; a < distributed_arm_count; ++a)
+      d.predicted_us_per_step[a] = 1e6 * predicted_[a];
     report_.active = best;
     report_.probing = false;
     reference_ = cost[std::size_t(best)];
     report_.decisions.push_back(std::move(d));
     settled_ = 0;
     shifted_ = 0;
+    predicted_flips_ = 0;
     confirming_ = false;
   }
 
@@ -431,7 +572,7 @@ private:
     pending_ = DistributedDecision{};
     pending_.probe_start = report_.steps;
     pending_.reason = std::move(reason);
-    pass_over_deferred();
+    pass_over_arms();
   }
 
   std::vector<Arm> arms_;
@@ -445,6 +586,8 @@ private:
   std::int64_t recheck_min_;
   std::int64_t recheck_max_;
   bool defer_;
+  bool model_;
+  double model_margin_;
   std::int64_t period_;
 
   DistributedAdaptiveReport report_;
@@ -464,6 +607,12 @@ private:
   std::int64_t settled_ = 0;
   int shifted_ = 0;
   bool confirming_ = false;
+  // The latest timed step's combined predictions (seconds; NaN: none), and
+  // samples in a row that ranked another arm cheaper.
+  std::array<double, distributed_arm_count> predicted_ = {
+      std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(),
+      std::numeric_limits<double>::quiet_NaN()};
+  int predicted_flips_ = 0;
 };
 
 } // namespace detail
