@@ -71,6 +71,9 @@ struct Arguments
   // in the same rounds as the one with the defaults.
   std::string variant_text;
   std::optional<hst::AdaptiveOptions> variant;
+  // --variant model=0|1: the variant without or with the cost model (by
+  // default it has the model where --model gives the session one).
+  std::optional<bool> variant_model;
   int width = 8;
   Layout layout = Layout::left;
 };
@@ -106,8 +109,10 @@ constexpr char const *usage =
     "  --variant NAME=VALUE,...  also time the adaptive session with these\n"
     "                AdaptiveOptions changed (warmup_steps, scheduled_extra_warmup,\n"
     "                scheduled_rise_warmup, measure_steps, cut_ratio, switch_margin,\n"
-    "                time_shift_ratio), in the same rounds, and report it beside\n"
-    "                the default session (not with --noise-floor)\n"
+    "                time_shift_ratio, model_margin; model=1 gives it the cost model,\n"
+    "                calibrated as --model does, model=0 takes it away), in the same\n"
+    "                rounds, and report it beside the default session (not with\n"
+    "                --noise-floor)\n"
     "  --no-growth   skip the cost-growth series (1e4 to 1e6 rows at k = 300)\n"
     "  --list        print the selected operators and exit\n";
 
@@ -145,8 +150,17 @@ int parse_count(std::string const &flag, std::string const &text, int minimum)
   return int(value);
 }
 
+// The cost model's constants of this run, calibrated on the first operator
+// (--model, --variant model=1).
+std::optional<hst::CostConstants> &model_constants()
+{
+  static std::optional<hst::CostConstants> constants;
+  return constants;
+}
+
 // AdaptiveOptions with the fields in "name=value,..." changed (--variant).
-hst::AdaptiveOptions parse_variant(std::string const &flag, std::string const &text)
+hst::AdaptiveOptions parse_variant(std::string const &flag, std::string const &text,
+                                   std::optional<bool> &model)
 {
   hst::AdaptiveOptions o;
   for (auto const &item : split(text))
@@ -170,6 +184,14 @@ hst::AdaptiveOptions parse_variant(std::string const &flag, std::string const &t
       o.switch_margin = parse_number(flag, value);
     else if (name == "time_shift_ratio")
       o.time_shift_ratio = parse_number(flag, value);
+    else if (name == "model_margin")
+      o.model_margin = parse_number(flag, value);
+    else if (name == "model")
+    {
+      if (value != "0" && value != "1")
+        usage_error("argument '" + flag + "': 'model' takes 0 or 1, got '" + value + "'");
+      model = value == "1";
+    }
     else
       usage_error("argument '" + flag + "': unknown or unsupported option '" + name +
                   "'");
@@ -211,7 +233,7 @@ Arguments parse(int argc, char *argv[])
     else if (flag == "--variant")
     {
       a.variant_text = value();
-      a.variant = parse_variant(flag, a.variant_text);
+      a.variant = parse_variant(flag, a.variant_text, a.variant_model);
     }
     else if (flag == "--list")
       a.list = true;
@@ -484,10 +506,13 @@ measure_arms(Staged<L> const &p, HSTOperator const &op, Arguments const &a,
       Pass pass;
       if (copy && a.variant)
       {
-        // Swapped outside the timed pass; the cost model (--model) is shared.
+        // Swapped outside the timed pass; the cost model (--model) is shared
+        // unless the variant says model=0 or model=1.
         hst::AdaptiveOptions const defaults = adaptive_options();
         adaptive_options() = *a.variant;
-        adaptive_options().model = defaults.model;
+        adaptive_options().model = !a.variant_model   ? defaults.model
+                                   : *a.variant_model ? model_constants()
+                                                      : std::nullopt;
         pass = run_rung(arm, p, op, y);
         adaptive_options() = defaults;
       }
@@ -967,15 +992,17 @@ int run(Arguments const &a)
               << info.nnz << " nnz, " << info.tiles.tiles << " tiles ("
               << fixed(info.tiles.mean_tile_nnz, 1) << " nnz/tile), operator built in "
               << fixed(1e3 * info.operator_seconds, 1) << " ms\n";
-    if (a.model && !adaptive_options().model)
+    if ((a.model || a.variant_model.value_or(false)) && !model_constants())
     {
       auto const t0 = std::chrono::steady_clock::now();
-      adaptive_options().model = op->calibrate(ExecutionSpace{}, a.width);
+      model_constants() = op->calibrate(ExecutionSpace{}, a.width);
       double const ms =
           1e3 *
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (a.model)
+        adaptive_options().model = model_constants();
       std::ostringstream constants;
-      adaptive_options().model->save(constants);
+      model_constants()->save(constants);
       std::cout << "    cost model calibrated in " << fixed(ms, 1)
                 << " ms: " << constants.str();
     }

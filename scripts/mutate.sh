@@ -48,7 +48,8 @@ mutants=(
   "row-ranges-clip-keeps-row-hi|src/hst/detail/RowRanges.hpp|s/  end = span.last >= hi ? /  end = span.last > hi ? /|a column clipped to rows [lo, hi) keeps its entry in row hi|tstArms"
   "mm-skew-sign|src/hst/io/MatrixMarket.hpp|s/skew_symmetric ? -value : value;/skew_symmetric ? value : value;/|Matrix Market reader mirrors skew-symmetric entries without the sign|tstMatrixMarket"
   "mm-no-duplicate-check|src/hst/io/MatrixMarket.hpp|s/if (read\[\*i\].col == read\[\*(i + 1)\].col)/if (false)/|Matrix Market reader accepts duplicate coordinates|tstMatrixMarket"
-  "lockstep-defers-when-moving|src/hst/distributed/detail/LockstepPolicy.hpp|s/^           moved_pairs_ == 0)\$/           true)/|the distributed session defers the scheduled arm on a set that moves|tstLockstepPolicy"
+  "lockstep-defers-when-moving|src/hst/distributed/detail/LockstepPolicy.hpp|s/^      if (deferrable(arm) \&\& moved_pairs_ == 0)\$/      if (deferrable(arm))/|the distributed session defers the scheduled arm on a set that moves|tstLockstepPolicy"
+  "lockstep-chooses-a-skipped-arm|src/hst/distributed/detail/LockstepPolicy.hpp|s/d.scheduled_deferred) .. d.skipped\[i\])/d.scheduled_deferred))/|the distributed session's decision counts an arm its model skipped (cost 0)|tstLockstepPolicy"
   "lockstep-never-cuts|src/hst/distributed/detail/LockstepPolicy.hpp|s/^        cut = measured < measure_ \&\& /        cut = false \&\& /|the distributed session never cuts a clearly slower arm|tstLockstepPolicy"
   "resync-accumulates|src/hst/Resync.hpp|s/      y(r, b) = sum;/      y(r, b) += sum;/|resync adds A x to y instead of setting it|tstLongRun"
 )
