@@ -49,6 +49,7 @@ mutants=(
   "mm-skew-sign|src/hst/io/MatrixMarket.hpp|s/skew_symmetric ? -value : value;/skew_symmetric ? value : value;/|Matrix Market reader mirrors skew-symmetric entries without the sign|tstMatrixMarket"
   "mm-no-duplicate-check|src/hst/io/MatrixMarket.hpp|s/if (read\[\*i\].col == read\[\*(i + 1)\].col)/if (false)/|Matrix Market reader accepts duplicate coordinates|tstMatrixMarket"
   "lockstep-defers-when-moving|src/hst/distributed/detail/LockstepPolicy.hpp|s/^      if (deferrable(arm) \&\& moved_pairs_ == 0)\$/      if (deferrable(arm))/|the distributed session defers the scheduled arm on a set that moves|tstLockstepPolicy"
+  "lockstep-defers-after-a-move|src/hst/distributed/detail/LockstepPolicy.hpp|s/arm == Arm::scheduled \&\& !set_moved_probe_ \&\&/arm == Arm::scheduled \&\&/|the distributed session's re-probe for a moved set defers the scheduled arm again when the set stands|tstLockstepPolicy"
   "lockstep-chooses-a-skipped-arm|src/hst/distributed/detail/LockstepPolicy.hpp|s/d.scheduled_deferred) .. d.skipped\[i\])/d.scheduled_deferred))/|the distributed session's decision counts an arm its model skipped (cost 0)|tstLockstepPolicy"
   "lockstep-never-cuts|src/hst/distributed/detail/LockstepPolicy.hpp|s/^        cut = measured < measure_ \&\& /        cut = false \&\& /|the distributed session never cuts a clearly slower arm|tstLockstepPolicy"
   "resync-accumulates|src/hst/Resync.hpp|s/      y(r, b) = sum;/      y(r, b) += sum;/|resync adds A x to y instead of setting it|tstLongRun"

@@ -986,6 +986,49 @@ TYPED_TEST(Adaptive, exact_set_compile_rate_sees_a_frozen_set_start_to_move)
                                options.warmup_steps);
 }
 
+// A set that moves once and stands again (a rare jump): the re-probe the
+// move began runs the scheduled arm though none of its steps sees the set
+// move, with or without a cost model (whose samples keep their ids, so the
+// re-probe's first step is compared with the sample's).
+TYPED_TEST(Adaptive, a_reprobe_for_a_moved_set_runs_the_scheduled_arm_on_a_standing_set)
+{
+  using ExecutionSpace = TypeParam;
+  // Frozen for steps 0..36, the set of step 37 from then on.
+  std::size_t const first_move = 37;
+  Steps s = frozen_then_drift(int(first_move) - 1, 2);
+  ASSERT_EQ(s.cols[first_move - 1], s.cols[0]);
+  ASSERT_NE(s.cols[first_move], s.cols[0]);
+  for (int i = 0; i < 60; ++i)
+  {
+    s.cols.push_back(s.cols.back());
+    s.dx.push_back(s.dx.back());
+  }
+  for (bool const model : {false, true})
+  {
+    SCOPED_TRACE(model ? "with a cost model" : "without a cost model");
+    auto options = small_options();
+    options.defer_scheduled = true;
+    options.recheck_period = options.recheck_max_period = 1000;
+    if (model)
+    {
+      options.model.emplace();
+      for (auto &arm : options.model->arm)
+        arm = {1e-6, 1e-9, 0}; // every arm alike: nothing skipped, no flips
+    }
+    Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.0, 1.2, 1.4));
+    h.run(s, 0, s.size(), [](std::size_t) {});
+    auto const &r = h.session.report();
+    SCOPED_TRACE(::testing::Message() << r);
+    ASSERT_EQ(r.decisions.size(), 2u);
+    EXPECT_TRUE(std::isnan(r.decisions[0].us_per_step[slot(Arm::scheduled)]));
+    auto const &d1 = r.decisions[1];
+    EXPECT_EQ(d1.reason, "the set moved after a probe that deferred scheduled");
+    EXPECT_EQ(d1.chosen, Arm::scheduled);
+    EXPECT_GT(d1.measured_steps[slot(Arm::scheduled)], 0);
+    EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+  }
+}
+
 TYPED_TEST(Adaptive, frozen_set_defers_the_scheduled_arm_until_the_set_moves)
 {
   using ExecutionSpace = TypeParam;

@@ -385,6 +385,29 @@ TEST(LockstepPolicy,
   EXPECT_FALSE(r.probing);
 }
 
+// A set that moves once and stands again (a rare jump): the re-probe the
+// move began runs the scheduled arm although no step of the re-probe sees
+// the set move (deferring it again would repeat at every move).
+TEST(LockstepPolicy, a_reprobe_for_a_moved_set_runs_the_scheduled_arm_on_a_standing_set)
+{
+  auto o = quiet();
+  o.sample_period = 4;
+  Policy policy(o);
+  probe(policy, costs);
+  auto const &r = policy.report();
+  ASSERT_TRUE(r.decisions.at(0).scheduled_deferred);
+  while (!policy.plan().timed)
+    policy.finish(0.0, false);
+  policy.finish(2.0, true); // the sample sees the set moved
+  ASSERT_TRUE(r.probing);
+  EXPECT_EQ(probe(policy, costs),
+            (std::vector<Arm>{Arm::scatter, Arm::scatter, Arm::scatter, Arm::scheduled,
+                              Arm::scheduled, Arm::scheduled}));
+  ASSERT_EQ(r.decisions.size(), 2u);
+  EXPECT_FALSE(r.decisions[1].scheduled_deferred);
+  EXPECT_EQ(r.decisions[1].chosen, Arm::scheduled);
+}
+
 TEST(LockstepPolicy, a_move_before_its_turn_runs_the_scheduled_arm)
 {
   {

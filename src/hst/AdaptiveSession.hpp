@@ -89,7 +89,9 @@
 //    (Trigger::moved) at the next step, within sample_period steps of the
 //    first move. That re-probe runs the scheduled arm and the incumbent
 //    only: the third arm lost to the incumbent at the last decision, and a
-//    rise of the incumbent's own cost is what the detectors below watch.
+//    rise of the incumbent's own cost is what the detectors below watch. It
+//    never defers the scheduled arm, even if the set stands again during it
+//    (a set that moves once in many steps: the move was seen).
 //  - Settled. Each step is a switch on the chosen arm; the session adds no
 //    allocation and O(1) host work to the arm's own step, and no fence and
 //    no clock read except on sampled steps (below). Three things start a
@@ -978,9 +980,12 @@ private:
   // The scheduled arm is deferred on a set that does not move (see
   // AdaptiveOptions::defer_scheduled), unless it is the arm whose re-probe
   // this is: an incumbent is compared, not set aside.
+  // Never in a re-probe that a moved set began: the move is what the
+  // deferral waited for, whether or not the set moves again in the probe.
   bool deferrable(Arm arm) const
   {
     return options_.defer_scheduled && arm == Arm::scheduled &&
+           why_.trigger != Trigger::moved &&
            (report_.decisions.empty() || why_.trigger_arm != arm);
   }
 

@@ -79,7 +79,8 @@ struct DistributedAdaptiveOptions
   /// Settled, each sample (`sample_period`) compares this rank's column ids
   /// with those of the probe's last step (O(k)), combined over the ranks in
   /// the sample's own MPI_Allreduce: a different set on any rank starts a
-  /// re-probe of the active arm and the scheduled arm. With `sample_period` 0
+  /// re-probe of the active arm and the scheduled arm, which runs the
+  /// scheduled arm even if the set stands again during it. With `sample_period` 0
   /// a deferred arm waits for the periodic re-check. An incumbent scheduled
   /// arm is never deferred. false probes it like the others.
   bool defer_scheduled = true;
@@ -365,7 +366,7 @@ public:
         // The active arm and the deferred one; the third lost to the
         // active arm at the last decision.
         Arm const both[] = {report_.active, Arm::scheduled};
-        start_probe("the set moved after a probe that deferred scheduled", both);
+        start_probe("the set moved after a probe that deferred scheduled", both, true);
         return;
       }
       if (sample(combined_seconds) || predicted_shift())
@@ -387,10 +388,12 @@ private:
   std::int64_t block() const { return std::int64_t(warmup_) + measure_; }
 
   // The scheduled arm is deferred on a set that does not move, unless it is
-  // the incumbent of a re-probe: an incumbent is compared, not set aside.
+  // the incumbent of a re-probe (an incumbent is compared, not set aside) or
+  // the probe began because the set moved (the move was seen, whether or not
+  // the set moves again during the probe).
   bool deferrable(Arm arm) const
   {
-    return defer_ && arm == Arm::scheduled &&
+    return defer_ && arm == Arm::scheduled && !set_moved_probe_ &&
            !(!report_.decisions.empty() && report_.active == Arm::scheduled);
   }
 
@@ -556,9 +559,10 @@ private:
   }
 
   template <class Arms>
-  void start_probe(std::string reason, Arms const &order)
+  void start_probe(std::string reason, Arms const &order, bool set_moved = false)
   {
     report_.probing = true;
+    set_moved_probe_ = set_moved;
     order_.assign(std::begin(order), std::end(order));
     position_ = 0;
     block_step_ = 0;
@@ -599,6 +603,7 @@ private:
   std::int64_t pairs_ = 0;       // probe steps compared with the one before
   std::int64_t moved_pairs_ = 0; // of which on a set that moved on some rank
   bool requeued_ = false;        // the scheduled arm went behind the others
+  bool set_moved_probe_ = false; // this probe began because the set moved
   bool watching_ = false;        // settled after a deferral: samples compare the set
   std::array<double, distributed_arm_count> sum_{}; // combined measured seconds
   // The lowest cost of an arm of this probe that completed its measured steps.
