@@ -1971,6 +1971,21 @@ TEST(CostModel, predicts_by_the_formulas_and_scales_by_measured_time)
   model.observe(Arm::scatter, moved, 2e-6);
   EXPECT_DOUBLE_EQ(model.scale(Arm::scatter), 4.0 / 3.0);
   EXPECT_DOUBLE_EQ(model.scale(Arm::exact_set), 1.0);
+
+  // At the churn counted so far: the exact-set arm's recompile weighed by
+  // the rate of changed steps, the scheduled arm's changes by their share
+  // of the entries (each new step weighs 0.5; the first alone).
+  hst::Churn churn;
+  EXPECT_DOUBLE_EQ(model.predict_at(Arm::exact_set, 1000, churn), 2e-6 + 2e-6);
+  churn.add(moved); // changed, share 0.2
+  churn.add(hst::StepCounters{500, 0, false});
+  churn.add(hst::StepCounters{2000, 800, true}); // share 0.4
+  EXPECT_DOUBLE_EQ(churn.change_rate(), 0.75);
+  EXPECT_DOUBLE_EQ(churn.changed_share(), 0.25);
+  EXPECT_DOUBLE_EQ(model.predict_at(Arm::exact_set, 1000, churn),
+                   2e-6 + 2e-6 + 0.75 * 3e-6);
+  EXPECT_DOUBLE_EQ(model.predict_at(Arm::scheduled, 1000, churn), 3e-6 + 1e-6 + 1e-6);
+  EXPECT_DOUBLE_EQ(model.predict_at(Arm::scatter, 1000, churn), 4.0 / 3.0 * 2e-6);
 }
 
 TYPED_TEST(Adaptive, calibrate_fits_the_constants_from_timed_steps)

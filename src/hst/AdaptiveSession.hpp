@@ -921,6 +921,8 @@ private:
           if (!kept[c])
             counters_.changed_entries += length(c);
       }
+      if (known)
+        churn_.add(counters_);
     }
     keep_ids(ids, k, step);
   }
@@ -971,10 +973,12 @@ private:
     start_probe(Trigger::predicted);
   }
 
-  // Predicted seconds per entry of `arm` on the probe's latest step.
+  // Predicted seconds per entry of `arm` on steps of the latest step's
+  // entries, at the churn counted so far.
   double predicted_cost(Arm arm) const
   {
-    return model_->predict(arm, counters_) / std::max(counters_.entries, 1.0);
+    return model_->predict_at(arm, counters_.entries, churn_) /
+           std::max(counters_.entries, 1.0);
   }
 
   // The scheduled arm is deferred on a set that does not move (see
@@ -1324,6 +1328,7 @@ private:
   std::optional<CostModel> model_;
   StepCounters counters_;
   bool counters_known_ = false;
+  Churn churn_; // over every counted step
   std::vector<Ordinal> last_ids_;
   std::int64_t last_ids_step_ = -1; // the step whose ids last_ids_ holds
   int predicted_flips_ = 0;         // sampled steps in a row ranking another arm first

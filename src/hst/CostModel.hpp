@@ -14,6 +14,13 @@
 //   scheduled  fixed + per_entry * e + per_update * c
 //              (a re-plan patches only the changed columns' pieces; tile
 //              compiles come with entering columns, so they scale with c)
+// Churn: the sessions rank and skip arms on the workload's churn, not on one
+// step's (a set that changes on every other step made the exact-set arm look
+// cheap on each sample that fell on a step without a change): Churn keeps an
+// exponentially weighted rate of steps whose set changed and share of the
+// entries that entered or left, and predict_at() weighs the exact-set arm's
+// recompile by that rate and gives the scheduled arm that share of the
+// step's entries.
 // Refinement: each arm's prediction is multiplied by a scale, the ratio of
 // the arm's measured to its predicted time over its timed steps (older
 // steps weigh less by `forget` per step), so that a model whose constants
@@ -27,6 +34,8 @@
 
 namespace hst
 {
+
+class Churn;
 
 /// Predicts each arm's seconds per step from StepCounters; refined by timed
 /// steps (observe()).
@@ -42,12 +51,19 @@ public:
   /// The constants' prediction, before refinement.
   double raw(Arm arm, StepCounters const &c) const
   {
+    return raw_at(arm, c, c.set_changed ? 1.0 : 0.0);
+  }
+
+  /// The same, with the exact-set arm's recompile weighed by `change_rate`
+  /// (the share of steps whose set changes) instead of this step's flag.
+  double raw_at(Arm arm, StepCounters const &c, double change_rate) const
+  {
     auto const &k = constants_.arm[std::size_t(arm)];
     double t = k.fixed + k.per_entry * c.entries;
     switch (arm)
     {
     case Arm::exact_set:
-      t += c.set_changed ? k.per_update * c.entries : 0;
+      t += change_rate * k.per_update * c.entries;
       break;
     case Arm::scheduled:
       t += k.per_update * c.changed_entries;
@@ -63,6 +79,10 @@ public:
   {
     return scale(arm) * raw(arm, c);
   }
+
+  /// Seconds per step predicted for `arm` on steps of `entries` entries at
+  /// the churn `churn` has seen (with no churn seen yet: no change).
+  double predict_at(Arm arm, double entries, Churn const &churn) const;
 
   /// The measured over the predicted time of the arm's timed steps (1 before
   /// any).
@@ -91,5 +111,46 @@ private:
   std::array<double, 3> measured_{};
   std::array<double, 3> predicted_{};
 };
+
+/// The churn of the counted steps, exponentially weighted (each new step
+/// weighs `weight`; the first one alone).
+class Churn
+{
+public:
+  explicit Churn(double weight = 0.5)
+      : weight_(weight)
+  {}
+
+  /// A counted step.
+  void add(StepCounters const &c)
+  {
+    double const changed = c.set_changed ? 1.0 : 0.0;
+    double const share = c.entries > 0 ? c.changed_entries / c.entries : 0.0;
+    double const w = seen_ ? weight_ : 1.0;
+    change_rate_ += w * (changed - change_rate_);
+    changed_share_ += w * (share - changed_share_);
+    seen_ = true;
+  }
+
+  /// Share of the counted steps whose set changed.
+  double change_rate() const { return change_rate_; }
+  /// Share of a step's entries that entered or left its set.
+  double changed_share() const { return changed_share_; }
+
+private:
+  double weight_;
+  bool seen_ = false;
+  double change_rate_ = 0;
+  double changed_share_ = 0;
+};
+
+inline double CostModel::predict_at(Arm arm, double entries, Churn const &churn) const
+{
+  StepCounters c;
+  c.entries = entries;
+  c.changed_entries = churn.changed_share() * entries;
+  c.set_changed = false;
+  return scale(arm) * raw_at(arm, c, churn.change_rate());
+}
 
 } // namespace hst

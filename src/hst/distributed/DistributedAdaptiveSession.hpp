@@ -198,7 +198,7 @@ public:
       if (step.measured) // a warm-up step's time is not the arm's steady cost
         model_->observe(step.arm, counters_, combined[0]);
       for (std::size_t a = 0; a < distributed_arm_count; ++a)
-        combined[2 + a] = model_->predict(Arm(a), counters_);
+        combined[2 + a] = model_->predict_at(Arm(a), counters_.entries, churn_);
     }
     // The ids the arm checked: this rank's local ids, in the caller's order.
     std::size_t const k = cols.extent(0);
@@ -278,7 +278,7 @@ private:
     Ordinal const *const owned = owned_ids(arm);
     auto const [ghost, g] = ghost_ids(arm);
     std::int64_t const step = policy_.report().steps; // this step's index
-    bool const known = count && count_ids_step_ == step - 1;
+    bool const known = count && count_ids_step_ >= 0 && count_ids_step_ == step - 1;
     if (known)
     {
       auto const &op = *data_->local.data_;
@@ -313,6 +313,7 @@ private:
       for (Ordinal c : count_ids_)
         if (!kept[c])
           counters_.changed_entries += length(c);
+      churn_.add(counters_);
     }
     count_ids_.assign(owned, owned + k); // capacity kept: grows to the largest set
     count_ids_.insert(count_ids_.end(), ghost, ghost + g);
@@ -392,6 +393,7 @@ private:
   std::vector<Ordinal> count_ids_;
   std::int64_t count_ids_step_ = -1;
   StepCounters counters_;
+  Churn churn_; // over every counted step
   // The default instance, made once: on Kokkos 4 making one allocates.
   typename MemorySpace::execution_space default_space_;
 };
