@@ -273,7 +273,8 @@ struct AdaptiveOptions
   /// time per step from the entries of A[:, S], whether S changed and the
   /// entries of the columns that changed), from Operator::calibrate or
   /// CostConstants::load. With them, round 1 of a probe runs an arm only if
-  /// its predicted cost on the probe's latest step (time per entry; the
+  /// its predicted cost for steps like the probe's latest one (time per
+  /// entry, at the churn counted so far: hst::Churn in CostModel.hpp; the
   /// prediction scaled by what the arm measured on its earlier timed steps)
   /// is at most `model_margin` times the lowest cost measured so far in the
   /// probe; the first arm of round 1 always runs (its steps give the

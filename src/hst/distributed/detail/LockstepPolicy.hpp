@@ -90,7 +90,8 @@ struct DistributedAdaptiveOptions
   /// may differ by rank). With them, each timed step's counters on this rank
   /// (entries of the local A[:, S] over the owned and the received columns,
   /// whether that set changed, the entries of the columns that entered or
-  /// left it) give each arm's predicted seconds per step, scaled by what the
+  /// left it) give each arm's predicted seconds per step (for steps of that
+  /// many entries at the churn counted so far: hst::Churn), scaled by what the
   /// arm measured on this rank's earlier timed steps; the predictions ride
   /// in the step's own MPI_Allreduce (MAX: the slowest rank's), so every rank
   /// reads the same numbers and no collective is added. A probe runs an arm
