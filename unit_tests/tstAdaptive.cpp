@@ -1971,6 +1971,11 @@ TEST(CostModel, predicts_by_the_formulas_and_scales_by_measured_time)
   model.observe(Arm::scatter, moved, 2e-6);
   EXPECT_DOUBLE_EQ(model.scale(Arm::scatter), 4.0 / 3.0);
   EXPECT_DOUBLE_EQ(model.scale(Arm::exact_set), 1.0);
+  // A broken clock's reading is not learnt (an infinite scale would predict
+  // NaN for a step whose raw prediction is 0).
+  model.observe(Arm::exact_set, moved, HUGE_VAL);
+  model.observe(Arm::exact_set, moved, std::nan(""));
+  EXPECT_DOUBLE_EQ(model.scale(Arm::exact_set), 1.0);
 
   // At the churn counted so far: the exact-set arm's recompile weighed by
   // the rate of changed steps, the scheduled arm's changes by their share

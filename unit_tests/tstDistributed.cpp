@@ -808,6 +808,62 @@ TYPED_TEST(Distributed, adaptive_model_predictions_are_the_slowest_ranks_and_ski
   EXPECT_TRUE(same_on_every_rank(text.str())) << text.str();
 }
 
+// Settled with a cost model: each sample's predictions (the step before it
+// keeps its ids) are combined over the ranks, and two samples in a row that
+// rank another arm cheaper start a re-probe on every rank at the same step.
+// Every timed step takes 1 us; the model prices the scatter arm by its
+// entries and the exact-set arm by the step, so when the set grows eightfold
+// after the probe the scatter arm's refined prediction rises above the
+// exact-set arm's.
+TYPED_TEST(Distributed, adaptive_model_samples_start_a_reprobe_on_every_rank)
+{
+  using ExecutionSpace = TypeParam;
+  using memory_space = typename ExecutionSpace::memory_space;
+  int const rank = world_rank();
+  auto const A = wl::grid_2d<Scalar, Ordinal>(10, 10);
+  auto const p = hst::BlockPartition::uniform(A.n_rows, MPI_COMM_WORLD);
+  DOperator<ExecutionSpace> op(MPI_COMM_WORLD, local_rows<ExecutionSpace>(A, p), p, p);
+  hst::DistributedAdaptiveOptions options;
+  options.arms = {hst::Arm::scatter, hst::Arm::exact_set};
+  options.sample_period = 4;
+  options.recheck_period = 0;
+  options.time_shift_ratio = 1e6; // only the model can start a re-probe
+  double now = 0;
+  options.clock = [&] { return now += 1e-6; };
+  options.model.emplace();
+  options.model->arm[int(hst::Arm::scatter)] = {0, 1e-9, 0};
+  options.model->arm[int(hst::Arm::exact_set)] = {1e-6, 0, 0};
+  options.model->arm[int(hst::Arm::scheduled)] = {1e-6, 0, 0};
+  std::vector<Ordinal> const range = range_of(p, rank);
+  ASSERT_GE(range.size(), 8u);
+  std::vector<Ordinal> const small(range.begin(), range.begin() + 1),
+      big(range.begin(), range.begin() + 8);
+  auto session = op.adaptive(to_view<memory_space>(small), 2, options);
+  Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y(
+      "y", std::size_t(p.local_size(rank)), 2);
+  auto const &report = session.report();
+  for (int t = 0; t < 40; ++t)
+  {
+    auto const &cols = t < 12 ? small : big;
+    std::vector<Scalar> dx(cols.size() * 2, 1.0);
+    session.apply_cols(
+        to_view<memory_space>(cols),
+        to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, cols.size(), 2), y);
+    if (t == 11)
+    {
+      ASSERT_EQ(report.decisions.size(), 1u);
+      EXPECT_EQ(report.decisions[0].chosen, hst::Arm::scatter); // a tie: the first
+      EXPECT_FALSE(report.probing) << "no re-probe on the small set";
+    }
+  }
+  ASSERT_GE(report.decisions.size(), 2u);
+  EXPECT_EQ(report.decisions[1].reason.rfind("predicted exact_set ", 0), 0u)
+      << report.decisions[1].reason;
+  std::ostringstream text;
+  text << report;
+  EXPECT_TRUE(same_on_every_rank(text.str())) << text.str();
+}
+
 // Making the session makes no arm; each is made, on every rank, at the
 // first step that runs it, and an arm the probe never runs is never made.
 TYPED_TEST(Distributed, adaptive_makes_each_arm_at_its_first_step)

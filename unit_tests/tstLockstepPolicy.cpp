@@ -577,6 +577,14 @@ TEST(LockstepPolicy, model_skips_an_arm_predicted_beyond_the_margin)
   EXPECT_TRUE(
       std::isnan(unknown_counters.report().decisions.at(0).predicted_us_per_step[int(
           Arm::scatter)]));
+  // A completed cost a coarse clock read as 0 bounds nothing.
+  Policy coarse(modelled());
+  EXPECT_EQ(
+      probe_predicted(coarse,
+                      {{Arm::exact_set, 0.0}, {Arm::scheduled, 0.0}, {Arm::scatter, 0.0}},
+                      predicted)
+          .size(),
+      9u);
   // Without a model the policy asks for no counters.
   Policy plain(quiet());
   EXPECT_FALSE(plain.plan().keep_counts);

@@ -1030,8 +1030,8 @@ private:
         if (measured_[std::size_t(order_[i])] > 0)
           best = std::min(best, cost(std::size_t(order_[i])));
       double const predicted = predicted_cost(arm);
-      if (!(predicted > options_.model_margin * best))
-        return;
+      if (!(best > 0 && predicted > options_.model_margin * best))
+        return; // a cost a coarse clock read as 0 bounds nothing
       outcome_[a] = Outcome::skipped;
       why_.skip_prediction[a] = predicted;
       why_.skip_bound[a] = best;

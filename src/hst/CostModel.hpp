@@ -30,6 +30,7 @@
 #include <hst/Options.hpp>
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 
 namespace hst
@@ -97,8 +98,8 @@ public:
   {
     std::size_t const a = std::size_t(arm);
     double const p = raw(arm, c);
-    if (!(p > 0) || !(seconds >= 0))
-      return; // an uncalibrated arm, or a clock that went backwards
+    if (!(p > 0) || !(seconds >= 0) || !std::isfinite(seconds))
+      return; // an uncalibrated arm, or a clock that went backwards or broke
     measured_[a] = forget_ * measured_[a] + seconds;
     predicted_[a] = forget_ * predicted_[a] + p;
   }

@@ -264,8 +264,9 @@ struct AdaptiveOptions
   /// if the set has not changed from one probe step to the next (at least
   /// two steps seen). Settled, each step-time sample (`sample_period`)
   /// compares its column ids with those of the probe's last step (O(k)):
-  /// a different set starts a re-probe, in which the scheduled arm runs if
-  /// the set is seen moving. With `sample_period` 0 a deferred arm waits for
+  /// a different set starts a re-probe, in which the scheduled arm runs
+  /// even if the set stands again (a cost model may still skip it, on its
+  /// prediction). With `sample_period` 0 a deferred arm waits for
   /// the periodic re-check. An incumbent scheduled arm is never deferred.
   /// false probes it like the others.
   bool defer_scheduled = true;

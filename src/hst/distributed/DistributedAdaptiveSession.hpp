@@ -198,7 +198,10 @@ public:
       if (step.measured) // a warm-up step's time is not the arm's steady cost
         model_->observe(step.arm, counters_, combined[0]);
       for (std::size_t a = 0; a < distributed_arm_count; ++a)
-        combined[2 + a] = model_->predict_at(Arm(a), counters_.entries, churn_);
+      {
+        double const p = model_->predict_at(Arm(a), counters_.entries, churn_);
+        combined[2 + a] = p > 0 && std::isfinite(p) ? p : -1; // NaN would not combine
+      }
     }
     // The ids the arm checked: this rank's local ids, in the caller's order.
     std::size_t const k = cols.extent(0);

@@ -55,7 +55,9 @@ struct DistributedAdaptiveOptions
   double switch_margin = 0.05;
   /// Settled steps per timed sample of the active arm (after warmup_steps
   /// catch-up steps); 0: no samples. A sample costs two fences, two clock
-  /// reads and one MPI_Allreduce of a double. >= 0.
+  /// reads and one MPI_Allreduce of two doubles (five with a cost model,
+  /// whose step before each sample also keeps its ids: O(k + received)).
+  /// >= 0.
   std::int64_t sample_period = 32;
   /// A sample is shifted when the slowest rank's step time exceeds this
   /// factor times the active arm's cost at its decision. > 1, finite.
@@ -391,7 +393,8 @@ private:
   // The scheduled arm is deferred on a set that does not move, unless it is
   // the incumbent of a re-probe (an incumbent is compared, not set aside) or
   // the probe began because the set moved (the move was seen, whether or not
-  // the set moves again during the probe).
+  // the set moves again during the probe). A cost model may still skip it
+  // there, on its prediction (pass_over_arms).
   bool deferrable(Arm arm) const
   {
     return defer_ && arm == Arm::scheduled && !set_moved_probe_ &&
@@ -428,8 +431,11 @@ private:
         }
         // nothing seen yet (it is the only arm left to run): run it
       }
-      if (!(position_ > 0 && predicted_[a] > model_margin_ * best_complete_))
-        return; // no prediction (NaN) or no completed cost (inf) runs it
+      // No prediction (NaN), no completed cost (inf) or a completed cost a
+      // coarse clock read as 0 runs it.
+      if (!(position_ > 0 && best_complete_ > 0 &&
+            predicted_[a] > model_margin_ * best_complete_))
+        return;
       pending_.skipped[a] = true;
       pending_.skip_us[a] = 1e6 * predicted_[a];
       pending_.skip_bound_us = 1e6 * best_complete_;
