@@ -903,23 +903,13 @@ private:
       if (changed)
       {
         auto const &col_ptr = op_->csc_host.col_ptr;
-        auto length = [&](Ordinal c) {
-          return double(col_ptr(std::size_t(c) + 1) - col_ptr(std::size_t(c)));
-        };
-        auto const lease = op_->scratch->acquire();
-        std::uint32_t const generation = lease->new_column_generation();
-        std::uint32_t *const stamp = lease->column_stamp();
-        std::int32_t *const kept = lease->column_value();
-        for (Ordinal c : last_ids_)
-          stamp[c] = generation, kept[c] = 0;
-        for (std::size_t i = 0; i < k; ++i)
-          if (stamp[ids[i]] == generation)
-            kept[ids[i]] = 1;
-          else
-            counters_.changed_entries += length(ids[i]);
-        for (Ordinal c : last_ids_)
-          if (!kept[c])
-            counters_.changed_entries += length(c);
+        counters_.changed_entries =
+            detail::set_change_entries(*op_->scratch, last_ids_, {{ids, k}},
+                                       [&](Ordinal c) {
+                                         return double(col_ptr(std::size_t(c) + 1) -
+                                                       col_ptr(std::size_t(c)));
+                                       })
+                .second;
       }
       if (known)
         churn_.add(counters_);

@@ -19,8 +19,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace hst::detail
@@ -154,5 +156,40 @@ private:
   std::vector<std::unique_ptr<HostScratch>> spares_;
   std::vector<HostScratch *> spares_free_;
 };
+
+// Entries of the columns that entered or left a set between two steps (the
+// cost model's churn), with the column stamps of a lease from `pool`:
+// `before` holds the earlier step's ids, the `after` lists the later
+// step's (distinct over all lists); length(c) is column c's entry count.
+// Returns {entries of the later step, entries of the columns in one step
+// only}. O(|before| + |after|).
+template <class Ordinal, class Length>
+std::pair<double, double>
+set_change_entries(ScratchPool &pool, std::vector<Ordinal> const &before,
+                   std::initializer_list<std::pair<Ordinal const *, std::size_t>> after,
+                   Length const &length)
+{
+  auto const lease = pool.acquire();
+  std::uint32_t const generation = lease->new_column_generation();
+  std::uint32_t *const stamp = lease->column_stamp();
+  std::int32_t *const kept = lease->column_value();
+  for (Ordinal c : before)
+    stamp[c] = generation, kept[c] = 0;
+  double entries = 0, changed = 0;
+  for (auto const &[ids, n] : after)
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      double const e = length(ids[i]);
+      entries += e;
+      if (stamp[ids[i]] == generation)
+        kept[ids[i]] = 1;
+      else
+        changed += e;
+    }
+  for (Ordinal c : before)
+    if (!kept[c])
+      changed += length(c);
+  return {entries, changed};
+}
 
 } // namespace hst::detail

@@ -77,6 +77,7 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -286,36 +287,14 @@ private:
     {
       auto const &op = *data_->local.data_;
       auto const &col_ptr = op.csc_host.col_ptr;
-      auto length = [&](Ordinal c) {
-        return double(col_ptr(std::size_t(c) + 1) - col_ptr(std::size_t(c)));
-      };
-      counters_ = StepCounters{};
       counters_.set_changed =
           k + g != count_ids_.size() ||
           !std::equal(owned, owned + k, count_ids_.begin()) ||
           !std::equal(ghost, ghost + g, count_ids_.begin() + std::ptrdiff_t(k));
-      auto const lease = op.scratch->acquire();
-      std::uint32_t const generation = lease->new_column_generation();
-      std::uint32_t *const stamp = lease->column_stamp();
-      std::int32_t *const kept = lease->column_value();
-      for (Ordinal c : count_ids_)
-        stamp[c] = generation, kept[c] = 0;
-      auto visit = [&](Ordinal const *ids, std::size_t n) {
-        for (std::size_t i = 0; i < n; ++i)
-        {
-          double const e = length(ids[i]);
-          counters_.entries += e;
-          if (stamp[ids[i]] == generation)
-            kept[ids[i]] = 1;
-          else
-            counters_.changed_entries += e;
-        }
-      };
-      visit(owned, k);
-      visit(ghost, g);
-      for (Ordinal c : count_ids_)
-        if (!kept[c])
-          counters_.changed_entries += length(c);
+      std::tie(counters_.entries, counters_.changed_entries) = detail::set_change_entries(
+          *op.scratch, count_ids_, {{owned, k}, {ghost, g}}, [&](Ordinal c) {
+            return double(col_ptr(std::size_t(c) + 1) - col_ptr(std::size_t(c)));
+          });
       churn_.add(counters_);
     }
     count_ids_.assign(owned, owned + k); // capacity kept: grows to the largest set
