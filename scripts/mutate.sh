@@ -51,6 +51,8 @@ mutants=(
   "lockstep-defers-when-moving|src/hst/distributed/detail/LockstepPolicy.hpp|s/^      if (deferrable(arm) \&\& moved_pairs_ == 0)\$/      if (deferrable(arm))/|the distributed session defers the scheduled arm on a set that moves|tstLockstepPolicy"
   "lockstep-defers-after-a-move|src/hst/distributed/detail/LockstepPolicy.hpp|s/arm == Arm::scheduled \&\& !set_moved_probe_ \&\&/arm == Arm::scheduled \&\&/|the distributed session's re-probe for a moved set defers the scheduled arm again when the set stands|tstLockstepPolicy"
   "lockstep-chooses-a-skipped-arm|src/hst/distributed/detail/LockstepPolicy.hpp|s/d.scheduled_deferred) .. d.skipped\[i\])/d.scheduled_deferred))/|the distributed session's decision counts an arm its model skipped (cost 0)|tstLockstepPolicy"
+  "lockstep-keeps-the-given-order|src/hst/distributed/detail/LockstepPolicy.hpp|s/if (position_ > 0 \&\& !deferral_pending)/if (position_ > 0 \&\& !deferral_pending \&\& false)/|the distributed session's model weighs a dear arm before the arm predicted cheapest has run|tstLockstepPolicy"
+  "lockstep-predicted-at-switch-margin|src/hst/distributed/detail/LockstepPolicy.hpp|s/model_margin_ \* predicted_\[std::size_t(best)\] < active/predicted_[std::size_t(best)] < active/|the distributed session re-probes on any predicted gap, not model_margin's|tstLockstepPolicy"
   "lockstep-never-cuts|src/hst/distributed/detail/LockstepPolicy.hpp|s/^        cut = measured < measure_ \&\& /        cut = false \&\& /|the distributed session never cuts a clearly slower arm|tstLockstepPolicy"
   "resync-accumulates|src/hst/Resync.hpp|s/      y(r, b) = sum;/      y(r, b) += sum;/|resync adds A x to y instead of setting it|tstLongRun"
 )

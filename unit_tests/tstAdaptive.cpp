@@ -1869,6 +1869,29 @@ TYPED_TEST(Adaptive, model_reads_the_churn_of_the_probe_steps)
   EXPECT_TRUE(probed_exact_set(hw::Motion::frozen));
 }
 
+TYPED_TEST(Adaptive, model_measures_the_arm_predicted_cheapest_before_dearer_ones)
+{
+  // Jump (a new set every step), the arms in the default order. The model
+  // prices the scheduled arm at 2.5 us a step, the scatter arm at 1 us:
+  // after the exact-set arm's block (2 us measured), scatter runs next, and
+  // the scheduled arm, beyond 1.5 x scatter's 1 us, is not probed, nor
+  // made. In the given order it would run: 2.5 us is within 1.5 x 2 us.
+  auto const s = one_motion(hw::Motion::jump, 30);
+  auto options = small_options();
+  options.defer_scheduled = true;
+  options.model = fixed_costs(2.5e-6, 2e-6, 1e-6);
+  Harness<TypeParam> h(s.cols[0], options, flat_prices(3.0, 2.0, 1.0));
+  h.run(s, 0, s.size());
+  auto const &d = h.session.report().decisions.at(0);
+  EXPECT_EQ(d.chosen, Arm::scatter);
+  EXPECT_EQ(d.measured_steps[slot(Arm::scheduled)], 0);
+  EXPECT_EQ(d.warmup_steps[slot(Arm::scheduled)], 0);
+  EXPECT_EQ(h.session.scheduled(), nullptr) << "an arm never probed is never made";
+  EXPECT_NE(d.reason.find("scheduled not probed (predicted"), std::string::npos)
+      << d.reason;
+  EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+}
+
 TYPED_TEST(Adaptive, model_predictions_are_refined_by_timed_steps)
 {
   // The model predicts the scatter arm at half its measured time: once
@@ -1888,20 +1911,22 @@ TYPED_TEST(Adaptive, model_predictions_are_refined_by_timed_steps)
 
 TYPED_TEST(Adaptive, model_reprobes_when_the_predicted_ranking_changes)
 {
-  // Fake prices that do not see compiles (flat per step: the step-time
-  // detector stays quiet) and no compile-rate detector or periodic
-  // re-check: only the model can notice that the set, frozen for the
-  // probe, starts jumping. The model prices the exact-set arm at 0.5 us a
-  // step plus 10 ns per recompiled entry (~3.7 us when the set changes
-  // every step), the scheduled arm at 0.9 us, the scatter arm at 1 us.
-  // Settled on the exact-set arm (frozen), the sample at D + 32 sees a
-  // changed set, so the scheduled arm ranks first; confirmed on the next
-  // step, the re-probe starts at D + 34.
+  // Fake prices: flat per step, and 3 us per exact-set compile, which the
+  // step-time detector does not count (it skips samples that compiled);
+  // no compile-rate detector or periodic re-check: only the model can
+  // notice that the set, frozen for the probe, starts jumping. The model
+  // prices the exact-set arm at 0.5 us a step plus 10 ns per recompiled
+  // entry (~3.7 us when the set changes every step), the scheduled arm at
+  // 0.9 us, the scatter arm at 1 us. Settled on the exact-set arm (frozen),
+  // the sample at D + 32 sees a changed set, so the scheduled arm ranks
+  // first, beyond model_margin (1.5) x; confirmed on the next step, the
+  // re-probe starts at D + 34.
   auto options = small_options();
   options.shift_floor = 1e9;
   options.recheck_period = 0;
   options.model = fixed_costs(0.9e-6, 0.5e-6, 1e-6, 1e-8);
-  auto const prices = flat_prices(0.9, 0.8, 1.0);
+  auto prices = flat_prices(0.9, 0.8, 1.0);
+  prices.compile = 3.0;
   auto const frozen = one_motion(hw::Motion::frozen, 30);
   auto const jump = one_motion(hw::Motion::jump, 40, 7);
   Steps s;
@@ -1921,7 +1946,14 @@ TYPED_TEST(Adaptive, model_reprobes_when_the_predicted_ranking_changes)
       << r.decisions[1].reason;
   EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
 
+  // A prediction needs model_margin's gap: at 10, the ~4x gap starts nothing.
+  options.model_margin = 10;
+  Harness<TypeParam> wide(s.cols[0], options, prices);
+  wide.run(s, 0, s.size());
+  EXPECT_EQ(wide.session.report().decisions.size(), 1u);
+
   // Without the model nothing notices: one decision.
+  options.model_margin = 1.5;
   options.model.reset();
   Harness<TypeParam> plain(s.cols[0], options, prices);
   plain.run(s, 0, s.size());

@@ -555,15 +555,17 @@ TEST(LockstepPolicy, model_skips_an_arm_predicted_beyond_the_margin)
   EXPECT_FALSE(d.skipped[int(Arm::scatter)]);
   EXPECT_FALSE(d.skipped[int(Arm::exact_set)]);
   EXPECT_DOUBLE_EQ(d.skip_us[int(Arm::scheduled)], 15.5e6);
-  EXPECT_DOUBLE_EQ(d.skip_bound_us, 10e6);
+  // scatter, predicted the cheaper, ran before scheduled was weighed
+  EXPECT_DOUBLE_EQ(d.skip_bound_us, 9e6);
   EXPECT_DOUBLE_EQ(d.model_margin, 1.5);
   EXPECT_TRUE(std::isnan(d.us_per_step[int(Arm::scheduled)]));
   EXPECT_DOUBLE_EQ(d.predicted_us_per_step[int(Arm::scatter)], 14.5e6);
   EXPECT_EQ(policy.report().arm_steps[int(Arm::scheduled)], 0);
 
   // At the margin exactly, and with no prediction, every arm runs. The bound
-  // is the lowest completed cost so far: 10, then 6 once scheduled is done.
-  predicted[int(Arm::scheduled)] = 15.0;
+  // is the lowest completed cost so far: 10, then 9 once scatter (predicted
+  // the cheaper, so run first) is done.
+  predicted[int(Arm::scheduled)] = 13.5;
   predicted[int(Arm::scatter)] = 9.0;
   Policy at_margin(modelled());
   EXPECT_EQ(probe_predicted(at_margin, cost, predicted).size(), 9u);
@@ -590,16 +592,37 @@ TEST(LockstepPolicy, model_skips_an_arm_predicted_beyond_the_margin)
   EXPECT_FALSE(plain.plan().keep_counts);
 }
 
+// After the first arm, the arms still to run go in order of their
+// predictions: scatter (predicted 5) before scheduled (predicted 14, within
+// 1.5 x the first arm's 10 but beyond 1.5 x scatter's 9), which is then not
+// run. In the given order it would run.
+TEST(LockstepPolicy, model_measures_the_arm_predicted_cheapest_before_dearer_ones)
+{
+  std::map<Arm, double> const cost = {
+      {Arm::exact_set, 10.0}, {Arm::scheduled, 6.0}, {Arm::scatter, 9.0}};
+  double predicted[3];
+  predicted[int(Arm::scheduled)] = 14.0;
+  predicted[int(Arm::exact_set)] = 10.0;
+  predicted[int(Arm::scatter)] = 5.0;
+  Policy policy(modelled());
+  std::vector<Arm> const expected = {Arm::exact_set, Arm::exact_set, Arm::exact_set,
+                                     Arm::scatter,   Arm::scatter,   Arm::scatter};
+  EXPECT_EQ(probe_predicted(policy, cost, predicted), expected);
+  auto const &d = policy.report().decisions.at(0);
+  EXPECT_TRUE(d.skipped[int(Arm::scheduled)]);
+  EXPECT_DOUBLE_EQ(d.skip_bound_us, 9e6);
+  EXPECT_EQ(d.chosen, Arm::scatter);
+}
+
 // Settled: the step before each sample keeps its ids, and samples whose
-// predictions rank another arm cheaper by more than switch_margin start a
+// predictions put the active arm above model_margin x another arm start a
 // re-probe after shift_samples of them in a row (each confirmed on the next
 // step); a sample in between that does not resets the count.
 TEST(LockstepPolicy, model_reprobes_when_the_predicted_ranking_changes)
 {
   auto o = modelled();
   o.sample_period = 4;
-  o.shift_samples = 2;
-  o.switch_margin = 0.1;
+  o.shift_samples = 2; // model_margin 1.5 (modelled())
   Policy policy(o);
   std::map<Arm, double> const cost = {
       {Arm::exact_set, 3.0}, {Arm::scheduled, 2.0}, {Arm::scatter, 1.0}};
@@ -620,13 +643,13 @@ TEST(LockstepPolicy, model_reprobes_when_the_predicted_ranking_changes)
   settle(5, predicted);
   EXPECT_EQ(timed, (std::vector<bool>{false, false, false, false, true}));
   EXPECT_EQ(keep, (std::vector<bool>{false, false, false, true, true}));
-  // scheduled predicted 0.95 of scatter: inside the 10% margin, no change.
-  double within[3] = {0.95, 3.0, 1.0};
+  // scheduled predicted 0.7 of scatter: scatter within 1.5 x, no change.
+  double within[3] = {0.7, 3.0, 1.0};
   settle(4, within);
   EXPECT_FALSE(policy.report().probing);
   EXPECT_FALSE(policy.plan().timed) << "no confirmation inside the margin";
-  // 0.8: outside; confirmed on the next step, which starts the probe.
-  double outside[3] = {0.8, 3.0, 1.0};
+  // 0.6: beyond; confirmed on the next step, which starts the probe.
+  double outside[3] = {0.6, 3.0, 1.0};
   settle(3, nullptr);
   timed.clear();
   settle(1, outside);
@@ -645,7 +668,7 @@ TEST(LockstepPolicy, model_reprobes_when_the_predicted_ranking_changes)
   probe_predicted(policy, cost, outside);
   auto const &d = policy.report().decisions.back();
   EXPECT_EQ(d.reason,
-            "predicted scheduled 800000.000000 us vs scatter 1000000.000000 us");
+            "predicted scheduled 600000.000000 us vs scatter 1000000.000000 us");
 }
 
 } // namespace

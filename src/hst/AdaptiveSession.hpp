@@ -155,11 +155,17 @@
 // its arm's prediction. In round 1, before an arm's block (not the first
 // arm's), the arm is skipped, never run and never made, when its predicted
 // cost on the latest counters exceeds model_margin times the lowest cost
-// measured so far in the probe; a skipped arm cannot be chosen. Settled,
+// measured so far in the probe; a skipped arm cannot be chosen. The arms
+// after the first run in order of their predictions, cheapest first (so
+// that a dear arm is weighed against the cheapest one's measured cost: on
+// a set that jumps, the scheduled arm's making and first step cost about
+// 15 steps of the scatter arm), unless the deferral still waits to see the
+// set move (it orders them then). Settled,
 // each step-time sample also counts (the step before it keeps its ids),
 // refines the active arm's prediction and ranks the arms: shift_windows
-// samples in a row that predict another arm cheaper by more than
-// switch_margin start a re-probe (Trigger::predicted). Each decision
+// samples in a row that predict the active arm dearer than model_margin
+// times another arm start a re-probe (Trigger::predicted): a prediction
+// asks for as wide a gap to start a re-probe as to skip an arm. Each decision
 // reports every arm's prediction beside its measured cost.
 //
 // Probe length (N = arms.size(), w = warmup_steps, m = measure_steps, e =
@@ -932,8 +938,8 @@ private:
 
   // A sampled settled step under the model: refine the active arm's
   // prediction with the sample and compare the predicted ranking. A
-  // ranking that puts another arm ahead of the active one by more than
-  // switch_margin is confirmed on the next steps (each sampled), and
+  // ranking that puts the active arm above model_margin times another arm
+  // is confirmed on the next steps (each sampled), and
   // shift_windows such samples in a row start a re-probe.
   void settled_prediction(double seconds)
   {
@@ -949,7 +955,7 @@ private:
         best = arm;
         best_cost = predicted_cost(arm);
       }
-    if (!(best_cost < (1 - options_.switch_margin) * active))
+    if (!(options_.model_margin * best_cost < active))
     {
       predicted_flips_ = 0;
       return;
@@ -988,11 +994,20 @@ private:
   // goes behind the other arms of the round (once), and when its turn comes
   // again it is deferred if the probe's steps so far show the same set. With
   // a model, an arm whose predicted cost exceeds model_margin times the
-  // lowest cost measured so far in this probe is skipped.
+  // lowest cost measured so far in this probe is skipped, and the arms still
+  // to run go in order of their predicted cost (unless the deferral still
+  // waits to see the set move: then it orders them), so that the arm
+  // predicted cheapest is measured before a dearer one is weighed against it.
   void pass_over_arms()
   {
     while (order_pos_ < order_size_)
     {
+      bool const deferral_pending = deferrable(Arm::scheduled) && moved_pairs_ == 0;
+      if (model_ && counters_known_ && order_pos_ > 0 && !deferral_pending)
+        std::stable_sort(order_.begin() + std::ptrdiff_t(order_pos_),
+                         order_.begin() + std::ptrdiff_t(order_size_), [&](Arm l, Arm r) {
+                           return predicted_cost(l) < predicted_cost(r);
+                         });
       Arm const arm = order_[order_pos_];
       std::size_t const a = std::size_t(arm);
       if (deferrable(arm) && moved_pairs_ == 0)

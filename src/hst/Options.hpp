@@ -279,17 +279,21 @@ struct AdaptiveOptions
   /// prediction scaled by what the arm measured on its earlier timed steps)
   /// is at most `model_margin` times the lowest cost measured so far in the
   /// probe; the first arm of round 1 always runs (its steps give the
-  /// workload's counters), and an arm never probed is never made. Settled,
+  /// workload's counters), the others run in order of their predictions,
+  /// cheapest first (unless the deferral of the scheduled arm still waits
+  /// to see the set move), and an arm never probed is never made. Settled,
   /// each step-time sample (`sample_period`; the step before it keeps its
   /// ids, O(k)) refines the active arm's prediction and ranks the arms on
-  /// its counters: another arm predicted cheaper by more than
-  /// `switch_margin` on `shift_windows` samples in a row (each confirmed on
-  /// the next step) starts a re-probe, so a change of churn is seen without
-  /// a timer showing it. Each decision reports every arm's prediction
-  /// beside its measured cost. Without constants (the default) every arm is
-  /// probed and nothing is predicted.
+  /// its counters: the active arm predicted dearer than `model_margin` times
+  /// another arm on `shift_windows` samples in a row (each confirmed on the
+  /// next step) starts a re-probe, so a change of churn is seen without a
+  /// timer showing it (a prediction needs as wide a gap to start a
+  /// re-probe as to skip an arm). Each decision
+  /// reports every arm's prediction beside its measured cost. Without constants (the
+  /// default) every arm is probed and nothing is predicted.
   std::optional<CostConstants> model;
-  /// See `model`. >= 1, not NaN (infinity probes every arm).
+  /// See `model`. >= 1, not NaN (infinity probes every arm and never
+  /// re-probes on a prediction).
   double model_margin = 1.5;
   /// Options of the held scheduled arm. `strict` must be false: a strict
   /// schedule rejects steps that the other arms accept.

@@ -99,14 +99,17 @@ struct DistributedAdaptiveOptions
   /// reads the same numbers and no collective is added. A probe runs an arm
   /// after the first only if its combined prediction is at most
   /// `model_margin` times the lowest cost of an arm that completed its
-  /// measured steps in the probe (an arm not run is not made). Settled, the
+  /// measured steps in the probe (an arm not run is not made); after the
+  /// first, the arms run in order of their predictions, cheapest first, once
+  /// a set has moved (before, `defer_scheduled` orders them). Settled, the
   /// step before each sample keeps its ids (O(k + received)), and a sample
-  /// whose predictions rank another arm cheaper than the active one by more
-  /// than `switch_margin`, `shift_samples` samples in a row, starts a
-  /// re-probe. Each decision reports the predictions beside the measured
-  /// costs. Without constants (the default) nothing is predicted.
+  /// whose predictions put the active arm above `model_margin` times
+  /// another arm, `shift_samples` samples in a row, starts a re-probe. Each decision
+  /// reports the predictions beside the measured costs. Without constants (the default)
+  /// nothing is predicted.
   std::optional<CostConstants> model;
-  /// See `model`. >= 1, not NaN (infinity runs every arm).
+  /// See `model`. >= 1, not NaN (infinity runs every arm and never
+  /// re-probes on a prediction).
   double model_margin = 1.5;
   /// Options of the scheduled arm; `strict` must be false.
   SessionOptions session = {};
@@ -406,11 +409,20 @@ private:
   // when its turn comes again after at least one pair of steps on the same
   // set it is deferred. With a model, an arm whose prediction on the latest
   // step exceeds model_margin times the lowest cost completed so far is
-  // skipped.
+  // skipped, and the arms still to run go in order of their predictions
+  // (unless the deferral still waits to see a set move: then it orders
+  // them), so that the arm predicted cheapest is measured before a dearer
+  // one is weighed against it. The predictions are the combined ones: every
+  // rank orders alike.
   void pass_over_arms()
   {
     while (position_ < order_.size())
     {
+      bool const deferral_pending = deferrable(Arm::scheduled) && moved_pairs_ == 0;
+      if (position_ > 0 && !deferral_pending)
+        std::stable_sort(
+            order_.begin() + std::ptrdiff_t(position_), order_.end(),
+            [&](Arm l, Arm r) { return by_prediction(l) < by_prediction(r); });
       Arm const arm = order_[position_];
       std::size_t const a = std::size_t(arm);
       if (deferrable(arm) && moved_pairs_ == 0)
@@ -444,6 +456,13 @@ private:
     }
   }
 
+  // An arm's prediction as a sort key: none (NaN) goes last.
+  double by_prediction(Arm arm) const
+  {
+    double const p = predicted_[std::size_t(arm)];
+    return std::isnan(p) ? std::numeric_limits<double>::infinity() : p;
+  }
+
   // The predictions of a timed step, each the slowest rank's (NaN: none).
   void take_predictions(double const *combined)
   {
@@ -453,9 +472,9 @@ private:
                           : std::numeric_limits<double>::quiet_NaN();
   }
 
-  // A settled sample's predictions: another arm predicted cheaper than the
-  // active one by more than the switch margin, on shift_samples samples in
-  // a row (each confirmed on the next step), starts a re-probe; true then.
+  // A settled sample's predictions: the active arm predicted dearer than
+  // model_margin times another arm, on shift_samples samples in a row (each confirmed on
+  // the next step), starts a re-probe; true then.
   bool predicted_shift()
   {
     double const active = predicted_[std::size_t(report_.active)];
@@ -464,7 +483,7 @@ private:
       if (predicted_[std::size_t(a)] < predicted_[std::size_t(best)])
         best = a;
     if (!(best != report_.active &&
-          predicted_[std::size_t(best)] < (1 - margin_) * active))
+          model_margin_ * predicted_[std::size_t(best)] < active))
     {
       predicted_flips_ = 0;
       return false;
