@@ -25,7 +25,11 @@
 // the arm's measured to its predicted time over its timed steps (older
 // steps weigh less by `forget` per step), so that a model whose constants
 // are off by a common factor for this operator still ranks the arms by what
-// they measured, and an arm never timed keeps its calibrated prediction.
+// they measured; an arm never timed takes the timed arms' pooled ratio, so
+// that its prediction is weighed against measured costs in the same units
+// (measured: on the microsecond sweep's first steps, cold in cache, the
+// arms ran 5-10x the calibrated constants, and a dear arm's raw prediction
+// passed under every model_margin bound).
 
 #include <hst/Options.hpp>
 
@@ -85,12 +89,21 @@ public:
   /// the churn `churn` has seen (with no churn seen yet: no change).
   double predict_at(Arm arm, double entries, Churn const &churn) const;
 
-  /// The measured over the predicted time of the arm's timed steps (1 before
-  /// any).
+  /// The measured over the predicted time of the arm's timed steps; for an
+  /// arm not timed yet, of all timed arms' steps together (the constants'
+  /// common error on this operator and machine); 1 before any.
   double scale(Arm arm) const
   {
     std::size_t const a = std::size_t(arm);
-    return predicted_[a] > 0 ? measured_[a] / predicted_[a] : 1.0;
+    if (predicted_[a] > 0)
+      return measured_[a] / predicted_[a];
+    double measured = 0, predicted = 0;
+    for (std::size_t b = 0; b < predicted_.size(); ++b)
+    {
+      measured += measured_[b];
+      predicted += predicted_[b];
+    }
+    return predicted > 0 ? measured / predicted : 1.0;
   }
 
   /// A timed step of `arm` with counters `c` took `seconds`.

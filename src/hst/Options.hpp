@@ -276,7 +276,8 @@ struct AdaptiveOptions
   /// CostConstants::load. With them, round 1 of a probe runs an arm only if
   /// its predicted cost for steps like the probe's latest one (time per
   /// entry, at the churn counted so far: hst::Churn in CostModel.hpp; the
-  /// prediction scaled by what the arm measured on its earlier timed steps)
+  /// prediction scaled by what the arm measured on its earlier timed steps,
+  /// or, before it has any, by what the timed arms measured together)
   /// is at most `model_margin` times the lowest cost measured so far in the
   /// probe; the first arm of round 1 always runs (its steps give the
   /// workload's counters), the others run in order of their predictions,
