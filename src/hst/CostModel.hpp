@@ -28,7 +28,7 @@
 // they measured; an arm never timed takes the timed arms' pooled ratio, so
 // that its prediction is weighed against measured costs in the same units
 // (measured: on the microsecond sweep's first steps, cold in cache, the
-// arms ran 5-10x the calibrated constants, and a dear arm's raw prediction
+// arms ran 4-10x the calibrated constants, and a dear arm's raw prediction
 // passed under every model_margin bound).
 
 #include <hst/Options.hpp>
