@@ -1544,6 +1544,16 @@ TYPED_TEST(Adaptive, bad_options_are_rejected_naming_the_field)
        {"'options.model_margin'", ">= 1", "got 0.5"}},
       {[](auto &o) { o.model_margin = std::nan(""); },
        {"'options.model_margin'", "got nan"}},
+      {[](auto &o) {
+         o.model.emplace();
+         o.model->arm[slot(Arm::exact_set)].per_entry = -1e-9;
+       },
+       {"'options.model'", "negative or non-finite", "for arm exact_set"}},
+      {[](auto &o) {
+         o.model.emplace();
+         o.model->arm[slot(Arm::scatter)].fixed = HUGE_VAL;
+       },
+       {"'options.model'", "inf", "for arm scatter"}},
       {[](auto &o) { o.switch_margin = 1.0; }, {"'options.switch_margin'", "got 1"}},
       {[](auto &o) { o.switch_margin = std::nan(""); },
        {"'options.switch_margin'", "got nan"}},
@@ -1892,6 +1902,31 @@ TYPED_TEST(Adaptive, model_measures_the_arm_predicted_cheapest_before_dearer_one
   EXPECT_EQ(h.session.scheduled(), nullptr) << "an arm never probed is never made";
   EXPECT_NE(d.reason.find("scheduled not probed (predicted"), std::string::npos)
       << d.reason;
+  EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+}
+
+TYPED_TEST(Adaptive, model_order_waits_for_the_deferral_while_the_set_stands)
+{
+  // Deferral on; the set stands for the first three steps, then jumps. The
+  // model prices the scheduled arm cheapest, yet until the set is seen to
+  // move the deferral orders round 1: exact set (steps 0-1), scatter (2-3),
+  // whose steps see the move, then the scheduled arm runs. Sorted by the
+  // predictions at once, it would be deferred at step 2 on a standing set.
+  auto const frozen = one_motion(hw::Motion::frozen, 3);
+  auto const jump = one_motion(hw::Motion::jump, 27, 7);
+  Steps s;
+  for (auto const *part : {&frozen, &jump})
+    for (std::size_t i = 0; i < part->size(); ++i)
+      s.cols.push_back(part->cols[i]), s.dx.push_back(part->dx[i]);
+  auto options = small_options();
+  options.defer_scheduled = true;
+  options.measure_steps = 1;
+  options.model = fixed_costs(0.5e-6, 1e-6, 1.1e-6);
+  Harness<TypeParam> h(s.cols[0], options, flat_prices(1.0, 1.0, 1.0));
+  h.run(s, 0, s.size());
+  auto const &d = h.session.report().decisions.at(0);
+  EXPECT_EQ(d.measured_steps[slot(Arm::scheduled)], 1) << d.reason;
+  EXPECT_EQ(d.reason.find("deferred"), std::string::npos) << d.reason;
   EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
 }
 

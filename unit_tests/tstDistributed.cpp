@@ -813,7 +813,8 @@ TYPED_TEST(Distributed, adaptive_model_predictions_are_the_slowest_ranks_and_ski
 
 // Settled with a cost model: each sample's predictions (the step before it
 // keeps its ids) are combined over the ranks, and two samples in a row that
-// rank another arm cheaper start a re-probe on every rank at the same step.
+// put the active arm above model_margin x another start a re-probe on every
+// rank at the same step.
 // Every timed step takes 1 us; the model prices the scatter arm by its
 // entries and the exact-set arm by the step. Settled on the exact-set arm (a
 // tie: the first), when the set shrinks eightfold after the probe the

@@ -541,7 +541,7 @@ TEST(LockstepPolicy, model_skips_an_arm_predicted_beyond_the_margin)
   std::map<Arm, double> const cost = {
       {Arm::exact_set, 10.0}, {Arm::scheduled, 6.0}, {Arm::scatter, 9.0}};
   double predicted[3];
-  predicted[int(Arm::scheduled)] = 15.5; // > 1.5 x 10
+  predicted[int(Arm::scheduled)] = 15.5; // > 1.5 x 9 (scatter's, run before it)
   predicted[int(Arm::exact_set)] = 1e9;  // the first arm: run regardless
   predicted[int(Arm::scatter)] = 14.5;   // <= 1.5 x 10: run
   Policy policy(modelled());
@@ -612,6 +612,34 @@ TEST(LockstepPolicy, model_measures_the_arm_predicted_cheapest_before_dearer_one
   EXPECT_TRUE(d.skipped[int(Arm::scheduled)]);
   EXPECT_DOUBLE_EQ(d.skip_bound_us, 9e6);
   EXPECT_EQ(d.chosen, Arm::scatter);
+}
+
+// With the deferral on, the predictions do not order round 1 until a set
+// is seen to move: scheduled, predicted cheapest, still goes behind scatter,
+// whose steps see the move, and then runs. Sorted at once, it would be
+// deferred after exact_set's steps on a standing set.
+TEST(LockstepPolicy, model_order_waits_for_the_deferral_while_the_set_stands)
+{
+  auto o = modelled();
+  o.defer_scheduled = true;
+  Policy policy(o);
+  double const predicted[3] = {1.0, 2.0, 3.0}; // by Arm: scheduled, exact_set, scatter
+  std::map<Arm, double> const cost = {
+      {Arm::exact_set, 2.0}, {Arm::scheduled, 1.0}, {Arm::scatter, 3.0}};
+  std::vector<Arm> seen;
+  for (int t = 0; policy.report().decisions.empty() && t < 30; ++t)
+  {
+    auto const step = policy.plan();
+    seen.push_back(step.arm);
+    policy.finish(cost.at(step.arm), t >= 4, predicted); // the set moves at step 4
+  }
+  std::vector<Arm> const expected = {Arm::exact_set, Arm::exact_set, Arm::exact_set,
+                                     Arm::scatter,   Arm::scatter,   Arm::scatter,
+                                     Arm::scheduled, Arm::scheduled, Arm::scheduled};
+  EXPECT_EQ(seen, expected);
+  ASSERT_FALSE(policy.report().decisions.empty());
+  EXPECT_FALSE(policy.report().decisions[0].scheduled_deferred);
+  EXPECT_EQ(policy.report().decisions[0].chosen, Arm::scheduled);
 }
 
 // Settled: the step before each sample keeps its ids, and samples whose

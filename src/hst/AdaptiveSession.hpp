@@ -157,13 +157,12 @@
 // cost on the latest counters exceeds model_margin times the lowest cost
 // measured so far in the probe; a skipped arm cannot be chosen. The arms
 // after the first run in order of their predictions, cheapest first (so
-// that a dear arm is weighed against the cheapest one's measured cost: on
-// a set that jumps, the scheduled arm's making and first step cost about
-// 15 steps of the scatter arm), unless the deferral still waits to see the
-// set move (it orders them then). Settled,
-// each step-time sample also counts (the step before it keeps its ids),
-// refines the active arm's prediction and ranks the arms: shift_windows
-// samples in a row that predict the active arm dearer than model_margin
+// that a dear arm is weighed against the measured cost of the arm
+// predicted cheapest: on road_316x316 under jump the scheduled arm's making
+// and first step cost 15-32 steps of the scatter arm), unless the deferral still waits to
+// see the set move (it orders them then). Settled, each step-time sample also counts (the
+// step before it keeps its ids), refines the active arm's prediction and ranks the arms:
+// shift_windows samples in a row that predict the active arm dearer than model_margin
 // times another arm start a re-probe (Trigger::predicted): a prediction
 // asks for as wide a gap to start a re-probe as to skip an arm. Each decision
 // reports every arm's prediction beside its measured cost.
@@ -405,6 +404,15 @@ inline AdaptiveOptions const &check_adaptive_options(AdaptiveOptions const &o, i
                          "rejects steps the other arms accept), got true");
   if (!(o.model_margin >= 1))
     throw_invalid(where, "'options.model_margin' must be >= 1, got ", o.model_margin);
+  if (o.model)
+    for (std::size_t a = 0; a < o.model->arm.size(); ++a)
+    {
+      auto const &c = o.model->arm[a];
+      for (double v : {c.fixed, c.per_entry, c.per_update})
+        if (!(v >= 0 && std::isfinite(v)))
+          throw_invalid(where, "'options.model' has a negative or non-finite constant ",
+                        v, " for arm ", to_string(Arm(a)));
+    }
   if (!o.clock)
     throw_invalid(where, "'options.clock' must be callable, got an empty function");
   return o;
@@ -969,6 +977,15 @@ private:
     start_probe(Trigger::predicted);
   }
 
+  // An arm's predicted cost as the key of the round-1 order: a prediction
+  // that is not positive and finite (an uncalibrated arm's 0) goes last, as
+  // in the distributed session.
+  double sort_key(Arm arm) const
+  {
+    double const p = predicted_cost(arm);
+    return p > 0 && std::isfinite(p) ? p : std::numeric_limits<double>::infinity();
+  }
+
   // Predicted seconds per entry of `arm` on steps of the latest step's
   // entries, at the churn counted so far.
   double predicted_cost(Arm arm) const
@@ -1004,10 +1021,11 @@ private:
     {
       bool const deferral_pending = deferrable(Arm::scheduled) && moved_pairs_ == 0;
       if (model_ && counters_known_ && order_pos_ > 0 && !deferral_pending)
-        std::stable_sort(order_.begin() + std::ptrdiff_t(order_pos_),
-                         order_.begin() + std::ptrdiff_t(order_size_), [&](Arm l, Arm r) {
-                           return predicted_cost(l) < predicted_cost(r);
-                         });
+        // an insertion sort, ties in the given order (no buffer allocated)
+        for (std::size_t i = order_pos_ + 1; i < order_size_; ++i)
+          for (std::size_t j = i;
+               j > order_pos_ && sort_key(order_[j]) < sort_key(order_[j - 1]); --j)
+            std::swap(order_[j], order_[j - 1]);
       Arm const arm = order_[order_pos_];
       std::size_t const a = std::size_t(arm);
       if (deferrable(arm) && moved_pairs_ == 0)

@@ -101,8 +101,9 @@ struct DistributedAdaptiveOptions
   /// after the first only if its combined prediction is at most
   /// `model_margin` times the lowest cost of an arm that completed its
   /// measured steps in the probe (an arm not run is not made); after the
-  /// first, the arms run in order of their predictions, cheapest first, once
-  /// a set has moved (before, `defer_scheduled` orders them). Settled, the
+  /// first, the arms run in order of their predictions, cheapest first,
+  /// unless the deferral of the scheduled arm (`defer_scheduled`) still waits
+  /// to see a set move (then it orders them). Settled, the
   /// step before each sample keeps its ids (O(k + received)), and a sample
   /// whose predictions put the active arm above `model_margin` times
   /// another arm, `shift_samples` samples in a row, starts a re-probe. Each decision
@@ -420,10 +421,13 @@ private:
     while (position_ < order_.size())
     {
       bool const deferral_pending = deferrable(Arm::scheduled) && moved_pairs_ == 0;
-      if (position_ > 0 && !deferral_pending)
-        std::stable_sort(
-            order_.begin() + std::ptrdiff_t(position_), order_.end(),
-            [&](Arm l, Arm r) { return by_prediction(l) < by_prediction(r); });
+      if (model_ && position_ > 0 && !deferral_pending)
+        // an insertion sort, ties in the given order (no buffer allocated)
+        for (std::size_t i = position_ + 1; i < order_.size(); ++i)
+          for (std::size_t j = i;
+               j > position_ && by_prediction(order_[j]) < by_prediction(order_[j - 1]);
+               --j)
+            std::swap(order_[j], order_[j - 1]);
       Arm const arm = order_[position_];
       std::size_t const a = std::size_t(arm);
       if (deferrable(arm) && moved_pairs_ == 0)
@@ -640,7 +644,7 @@ private:
   int shifted_ = 0;
   bool confirming_ = false;
   // The latest timed step's combined predictions (seconds; NaN: none), and
-  // samples in a row that ranked another arm cheaper.
+  // samples in a row that put the active arm above model_margin x another.
   std::array<double, distributed_arm_count> predicted_ = {
       std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(),
       std::numeric_limits<double>::quiet_NaN()};
