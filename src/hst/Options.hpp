@@ -277,7 +277,7 @@ struct AdaptiveOptions
   /// its predicted cost for steps like the probe's latest one (time per
   /// entry, at the churn counted so far: hst::Churn in CostModel.hpp; the
   /// prediction scaled by what the arm measured on its earlier timed steps,
-  /// or, before it has any, by what the timed arms measured together)
+  /// or, before it has any, by the lowest such ratio of a timed arm)
   /// is at most `model_margin` times the lowest cost measured so far in the
   /// probe; the first arm of round 1 always runs (its steps give the
   /// workload's counters), the others run in order of their predictions,

@@ -95,7 +95,7 @@ struct DistributedAdaptiveOptions
   /// left it) give each arm's predicted seconds per step (for steps of that
   /// many entries at the churn counted so far: hst::Churn), scaled by what the
   /// arm measured on this rank's earlier timed steps (an arm not timed yet:
-  /// by what the timed arms measured together); the predictions ride
+  /// by the lowest such ratio of a timed arm); the predictions ride
   /// in the step's own MPI_Allreduce (MAX: the slowest rank's), so every rank
   /// reads the same numbers and no collective is added. A probe runs an arm
   /// after the first only if its combined prediction is at most
