@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hst
@@ -123,6 +124,16 @@ struct CostConstants
     out << s.str() << '\n';
   }
 
+  /// The first constant that is negative or not finite, with its arm; none
+  /// when every constant is usable.
+  std::optional<std::pair<Arm, double>> first_invalid() const
+  {
+    for (std::size_t a = 0; a < arm.size(); ++a)
+      for (double v : {arm[a].fixed, arm[a].per_entry, arm[a].per_update})
+        if (!(v >= 0 && std::isfinite(v)))
+          return std::make_pair(Arm(a), v);
+    return std::nullopt;
+  }
   /// Reads what save() wrote; throws std::invalid_argument naming what is
   /// wrong (another format, a missing, negative or non-finite constant).
   static CostConstants load(std::istream &in)

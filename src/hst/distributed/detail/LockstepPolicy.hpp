@@ -221,15 +221,9 @@ inline void check_options(DistributedAdaptiveOptions const &o)
     throw_invalid("argument 'options.clock' must be callable, got an empty function");
   if (!(o.model_margin >= 1))
     throw_invalid("argument 'options.model_margin' must be >= 1, got ", o.model_margin);
-  if (o.model)
-    for (std::size_t a = 0; a < o.model->arm.size(); ++a)
-    {
-      auto const &c = o.model->arm[a];
-      for (double v : {c.fixed, c.per_entry, c.per_update})
-        if (!(v >= 0 && std::isfinite(v)))
-          throw_invalid("argument 'options.model' has a negative or non-finite constant ",
-                        v, " for arm ", to_string(Arm(a)));
-    }
+  if (auto const bad = o.model ? o.model->first_invalid() : std::nullopt)
+    throw_invalid("argument 'options.model' has a negative or non-finite constant ",
+                  bad->second, " for arm ", to_string(bad->first));
 }
 
 // The numbers of the options that change how many collectives a step calls,
