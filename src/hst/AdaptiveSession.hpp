@@ -404,15 +404,9 @@ inline AdaptiveOptions const &check_adaptive_options(AdaptiveOptions const &o, i
                          "rejects steps the other arms accept), got true");
   if (!(o.model_margin >= 1))
     throw_invalid(where, "'options.model_margin' must be >= 1, got ", o.model_margin);
-  if (o.model)
-    for (std::size_t a = 0; a < o.model->arm.size(); ++a)
-    {
-      auto const &c = o.model->arm[a];
-      for (double v : {c.fixed, c.per_entry, c.per_update})
-        if (!(v >= 0 && std::isfinite(v)))
-          throw_invalid(where, "'options.model' has a negative or non-finite constant ",
-                        v, " for arm ", to_string(Arm(a)));
-    }
+  if (auto const bad = o.model ? o.model->first_invalid() : std::nullopt)
+    throw_invalid(where, "'options.model' has a negative or non-finite constant ",
+                  bad->second, " for arm ", to_string(bad->first));
   if (!o.clock)
     throw_invalid(where, "'options.clock' must be callable, got an empty function");
   return o;
