@@ -2076,16 +2076,25 @@ TEST(CostModel, predicts_by_the_formulas_and_scales_by_measured_time)
 
 TYPED_TEST(Adaptive, calibrate_fits_the_constants_from_timed_steps)
 {
-  // A clock that advances 1 s per read: every timed run of 16 steps takes
-  // 1 s, whatever the set, so each arm costs 1/16 s a step and nothing per
-  // entry or update.
+  // A clock under which every timed run of 8 steps takes, whatever the arm
+  // and the set, 2 s in the first round of the nine runs, 1 s in the second
+  // and 3 s in the third: each run keeps its fastest round, so each arm
+  // costs 1/8 s a step and nothing per entry or update (the first round
+  // would give 2/8, the last 3/8, their mean 2/8).
   using ExecutionSpace = TypeParam;
   hst::Operator op(to_matrix<ExecutionSpace>(grid()));
   double now = 0;
-  auto const c = op.calibrate(ExecutionSpace{}, width, [&] { return now += 1; });
+  int reads = 0; // two per timed run: its start and its end
+  auto const c = op.calibrate(ExecutionSpace{}, width, [&] {
+    int const run = reads / 2;
+    if (reads++ % 2 == 1)
+      now += std::array<double, 3>{2, 1, 3}.at(std::size_t(run / 9));
+    return now;
+  });
+  EXPECT_EQ(reads, 54); // 3 rounds x 3 arms x 3 sets, each timed once
   for (std::size_t a = 0; a < 3; ++a)
   {
-    EXPECT_DOUBLE_EQ(c.arm[a].fixed, 1.0 / 16) << to_string(Arm(a));
+    EXPECT_DOUBLE_EQ(c.arm[a].fixed, 1.0 / 8) << to_string(Arm(a));
     EXPECT_EQ(c.arm[a].per_entry, 0) << to_string(Arm(a));
     EXPECT_EQ(c.arm[a].per_update, 0) << to_string(Arm(a));
   }

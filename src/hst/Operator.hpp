@@ -11,8 +11,10 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -121,7 +123,9 @@ public:
   /// fenced on `space` and timed with `clock`, a frozen set of k columns
   /// (k = max(64, 0.3% of the columns), at most half of them) and one of
   /// k / 2 (the two give its fixed and per-entry costs), then two sets that
-  /// differ by a quarter in turn (the update cost). The sets are runs of
+  /// differ by a quarter in turn (the update cost); each of these nine runs
+  /// is timed in three rounds, interleaved over the arms, and its fastest
+  /// round kept. The sets are runs of
   /// the locality order from its middle, like a drifting changed set. Pass
   /// the result as AdaptiveOptions::model, or save it (CostConstants::save)
   /// for later processes on this machine. Allocates k x B and n_rows x B
@@ -199,7 +203,12 @@ public:
                  dx_moved = make_dx(moved.size());
     DxView const y(Kokkos::view_alloc(space, "hst::Operator::calibrate::y"),
                    std::size_t(data_->n_rows), std::size_t(B));
-    int const steps = 16;
+    // Each of the nine (arm, set) runs is timed `rounds` times, the rounds
+    // interleaved over the arms, and keeps its fastest round: the fit takes
+    // differences of these times, and one run of 16 steps each (before
+    // 2026-12-06) gave constants that varied up to 7x between calls on the
+    // same operator (a preempted step, a slow phase of the machine).
+    int const steps = 8, rounds = 3;
     // Seconds per step of `arm` over `steps` steps on sets a, b, a, b, ...
     // after two untimed steps.
     auto per_step = [&](auto &arm, ColsView const &a, DxView const &dx_a,
@@ -216,24 +225,41 @@ public:
       return (clock() - start) / steps;
     };
     double const e_full = entries(full), e_half = entries(half);
-    auto fit = [&](auto &&arm, Arm which) {
-      double const t_full = per_step(arm, v_full, dx_full, v_full, dx_full);
-      double const t_half = per_step(arm, v_half, dx_half, v_half, dx_half);
-      double const t_moving = per_step(arm, v_full, dx_full, v_moved, dx_moved);
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    // t[arm] = {frozen on full, frozen on half, full and moved in turn}
+    std::array<std::array<double, 3>, 3> t;
+    for (auto &times : t)
+      times.fill(inf);
+    auto time_arm = [&](auto &arm, Arm which) {
+      auto &times = t[std::size_t(which)];
+      times[0] = std::min(times[0], per_step(arm, v_full, dx_full, v_full, dx_full));
+      times[1] = std::min(times[1], per_step(arm, v_half, dx_half, v_half, dx_half));
+      times[2] = std::min(times[2], per_step(arm, v_full, dx_full, v_moved, dx_moved));
+    };
+    kokkos_ext::fence(space, "hst::calibrate"); // the sets and dx are ready
+    auto scatter_arm = scatter(B);
+    auto exact_arm = baseline(B);
+    auto scheduled_arm = session(space, v_full, B);
+    for (int r = 0; r < rounds; ++r)
+    {
+      time_arm(scatter_arm, Arm::scatter);
+      time_arm(exact_arm, Arm::exact_set);
+      time_arm(scheduled_arm, Arm::scheduled);
+    }
+    for (Arm which : {Arm::scatter, Arm::exact_set, Arm::scheduled})
+    {
+      auto const &times = t[std::size_t(which)];
       ArmCost &c = constants.arm[std::size_t(which)];
-      c.per_entry =
-          e_full > e_half ? std::max(0.0, (t_full - t_half) / (e_full - e_half)) : 0.0;
-      c.fixed = std::max(0.0, t_full - c.per_entry * e_full);
-      double const extra = std::max(0.0, t_moving - t_full);
+      c.per_entry = e_full > e_half
+                        ? std::max(0.0, (times[0] - times[1]) / (e_full - e_half))
+                        : 0.0;
+      c.fixed = std::max(0.0, times[0] - c.per_entry * e_full);
+      double const extra = std::max(0.0, times[2] - times[0]);
       if (which == Arm::exact_set)
         c.per_update = e_full > 0 ? extra / e_full : 0.0;
       else if (which == Arm::scheduled)
         c.per_update = changed > 0 ? extra / changed : 0.0;
-    };
-    kokkos_ext::fence(space, "hst::calibrate"); // the sets and dx are ready
-    fit(scatter(B), Arm::scatter);
-    fit(baseline(B), Arm::exact_set);
-    fit(session(space, v_full, B), Arm::scheduled);
+    }
     return constants;
   }
 
