@@ -71,9 +71,11 @@ struct Arguments
   // in the same rounds as the one with the defaults.
   std::string variant_text;
   std::optional<hst::AdaptiveOptions> variant;
-  // --variant model=0|1: the variant without or with the cost model (by
-  // default it has the model where --model gives the session one).
+  // --variant model=0|1|op: the variant without or with the cost model (by
+  // default it has the model where --model gives the session one); with
+  // model=op its constants are calibrated on each operator, not the first.
   std::optional<bool> variant_model;
+  bool model_per_operator = false;
   int width = 8;
   Layout layout = Layout::left;
 };
@@ -110,7 +112,9 @@ constexpr char const *usage =
     "                AdaptiveOptions changed (warmup_steps, scheduled_extra_warmup,\n"
     "                scheduled_rise_warmup, measure_steps, cut_ratio, switch_margin,\n"
     "                time_shift_ratio, model_margin; model=1 gives it the cost model,\n"
-    "                calibrated as --model does, model=0 takes it away), in the same\n"
+    "                calibrated as --model does, model=op the same calibrated on\n"
+    "                each operator before its cases (time printed, not charged),\n"
+    "                model=0 takes it away), in the same\n"
     "                rounds, and report it beside the default session (not with\n"
     "                --noise-floor)\n"
     "  --no-growth   skip the cost-growth series (1e4 to 1e6 rows at k = 300)\n"
@@ -160,7 +164,7 @@ std::optional<hst::CostConstants> &model_constants()
 
 // AdaptiveOptions with the fields in "name=value,..." changed (--variant).
 hst::AdaptiveOptions parse_variant(std::string const &flag, std::string const &text,
-                                   std::optional<bool> &model)
+                                   std::optional<bool> &model, bool &per_operator)
 {
   hst::AdaptiveOptions o;
   for (auto const &item : split(text))
@@ -188,9 +192,11 @@ hst::AdaptiveOptions parse_variant(std::string const &flag, std::string const &t
       o.model_margin = parse_number(flag, value);
     else if (name == "model")
     {
-      if (value != "0" && value != "1")
-        usage_error("argument '" + flag + "': 'model' takes 0 or 1, got '" + value + "'");
-      model = value == "1";
+      if (value != "0" && value != "1" && value != "op")
+        usage_error("argument '" + flag + "': 'model' takes 0, 1 or op, got '" + value +
+                    "'");
+      model = value != "0";
+      per_operator = value == "op";
     }
     else
       usage_error("argument '" + flag + "': unknown or unsupported option '" + name +
@@ -233,7 +239,8 @@ Arguments parse(int argc, char *argv[])
     else if (flag == "--variant")
     {
       a.variant_text = value();
-      a.variant = parse_variant(flag, a.variant_text, a.variant_model);
+      a.variant =
+          parse_variant(flag, a.variant_text, a.variant_model, a.model_per_operator);
     }
     else if (flag == "--list")
       a.list = true;
@@ -992,7 +999,8 @@ int run(Arguments const &a)
               << info.nnz << " nnz, " << info.tiles.tiles << " tiles ("
               << fixed(info.tiles.mean_tile_nnz, 1) << " nnz/tile), operator built in "
               << fixed(1e3 * info.operator_seconds, 1) << " ms\n";
-    if ((a.model || a.variant_model.value_or(false)) && !model_constants())
+    if ((a.model || a.variant_model.value_or(false)) &&
+        (!model_constants() || a.model_per_operator))
     {
       auto const t0 = std::chrono::steady_clock::now();
       model_constants() = op->calibrate(ExecutionSpace{}, a.width);
