@@ -1,8 +1,8 @@
 #pragma once
 // The adaptive session's cost model (issue 14): each arm's time per step
 // predicted from counters of the workload that are known on the host
-// without running the arm, with per-machine constants (measured once per
-// process by Operator::calibrate, or saved and loaded as text), refined by
+// without running the arm, with constants measured by Operator::calibrate
+// on the operator they are used with (or saved and loaded as text), refined by
 // every timed step of the arm. Plain C++: numbers in, numbers out.
 //
 // The arms' costs, in seconds per step (e: stored entries of A[:, S]; c: the

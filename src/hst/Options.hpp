@@ -107,8 +107,10 @@ struct ArmCost
       0; ///< exact set: per entry recompiled; scheduled: per changed entry
 };
 
-/// Per-machine constants of the cost model, indexed by Arm: measured by
-/// Operator::calibrate (a few milliseconds), or saved and loaded as text.
+/// Constants of the cost model, indexed by Arm: measured by
+/// Operator::calibrate on the operator they are used with (a few
+/// milliseconds; another operator's constants misrank its arms), or saved
+/// and loaded as text.
 struct CostConstants
 {
   std::array<ArmCost, 3> arm{};
@@ -281,7 +283,7 @@ struct AdaptiveOptions
   /// the periodic re-check. An incumbent scheduled arm is never deferred.
   /// false probes it like the others.
   bool defer_scheduled = true;
-  /// Per-machine constants of the cost model (CostModel.hpp: each arm's
+  /// Constants of the cost model (CostModel.hpp: each arm's
   /// time per step from the entries of A[:, S], whether S changed and the
   /// entries of the columns that changed), from Operator::calibrate or
   /// CostConstants::load. With them, round 1 of a probe runs an arm only if
