@@ -155,7 +155,7 @@ int parse_count(std::string const &flag, std::string const &text, int minimum)
 }
 
 // The cost model's constants of this run, calibrated on the first operator
-// (--model, --variant model=1).
+// (--model, --variant model=1) or on each (--variant model=op).
 std::optional<hst::CostConstants> &model_constants()
 {
   static std::optional<hst::CostConstants> constants;
