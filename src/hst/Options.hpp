@@ -126,13 +126,15 @@ struct CostConstants
     out << s.str() << '\n';
   }
 
-  /// The first constant that is negative or not finite, with its arm; none
-  /// when every constant is usable.
+  /// Whether `v` can be a constant: finite and not negative.
+  static bool usable(double v) { return v >= 0 && std::isfinite(v); }
+  /// The first constant that is not usable(), with its arm; none when every
+  /// constant is.
   std::optional<std::pair<Arm, double>> first_invalid() const
   {
     for (std::size_t a = 0; a < arm.size(); ++a)
       for (double v : {arm[a].fixed, arm[a].per_entry, arm[a].per_update})
-        if (!(v >= 0 && std::isfinite(v)))
+        if (!usable(v))
           return std::make_pair(Arm(a), v);
     return std::nullopt;
   }
@@ -151,7 +153,7 @@ struct CostConstants
       for (double *v : {&c.arm[a].fixed, &c.arm[a].per_entry, &c.arm[a].per_update})
       {
         in >> *v;
-        if (!in || !std::isfinite(*v) || *v < 0)
+        if (!in || !usable(*v))
           throw std::invalid_argument(
               std::string("hst::CostConstants::load: argument 'in' has a missing, "
                           "negative or non-finite constant for arm ") +
