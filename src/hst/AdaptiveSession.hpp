@@ -56,16 +56,23 @@
 //    the best arm until the compile-rate detector re-probed; on
 //    mesh_geometric_10000 under drift at rho 0.01 each of three re-probes
 //    that detector started kept it on a quiet measured step, 0.67x the
-//    best arm over 200 steps). So, when its measured steps compiled on a
-//    smaller share of steps than the probe saw the set change on, its cost
-//    is the rate-weighted mean of its cost per entry without a compile and
-//    with one (from its measured steps, or else its warm-up steps that
-//    compiled, which also pay a cold cache and so charge it at least the
-//    full price); in a re-probe started by its own compile rate, the rate
-//    is at least that of the settled window that started it. The reason
-//    states the rate. The rate is the past's: a set whose motion slows
-//    after the probe is charged more than it will pay (measured: rmat_s15
-//    under drift at rho 0.002, 0.4 in the probe, far less later).
+//    best arm over 200 steps). So each of its probe steps compiles, an
+//    unchanged set too, and the session reads its clock around the compile
+//    as well as around the step: its cost is its cost per entry without the
+//    compile plus the compile's per entry times the share of steps it
+//    compiles on, the share of its measured steps whose set changed or, if
+//    higher, the share of the probe's pairs of steps on which the set
+//    changed (in a re-probe started by its own compile rate, at least that
+//    of the settled window that started it; the reason states a rate above
+//    its own steps'). The compile asked for costs one compile per measured
+//    step of the arm, and is not counted as its step's (the report's
+//    us_per_step is the step as the arm runs it). Before, the compile's
+//    price came from the arm's warm-up step, whose compile and step were
+//    cold: on rmat_s15 (drift, rho 0.002) that step took 2.2x a warm step
+//    with a compile (336 against 156 us; its compile alone 178 against 72
+//    us). The rate comes from a few pairs of steps (rmat_s15 under drift at
+//    rho 0.002: 0.4 in the probe, 0.18 over the run): a set whose motion
+//    slows after the probe is charged more than it will pay.
 //    The arm with the lowest cost among those that completed is chosen; a
 //    re-probe keeps the active arm if it completed and no completed arm is
 //    cheaper by more than switch_margin. So a clearly worse arm costs about
@@ -772,7 +779,21 @@ private:
     Arm const arm = probed();
     std::size_t const a = std::size_t(arm);
     std::int64_t const changes_before = set_changes(arm);
+    // The exact-set arm compiles on each of its probe steps, an unchanged
+    // set too, and its compile is timed apart from its step (see "Charge").
+    std::int64_t recompiles_before = 0;
+    if (arm == Arm::exact_set)
+    {
+      make(arm, space);
+      recompiles_before = exact_set_->recompiles();
+      exact_set_->time_next_compile(options_.clock);
+    }
     auto const [ids, seconds, work, compiled] = timed_dispatch(arm, space, cols, dx, y);
+    bool const recompiled =
+        arm == Arm::exact_set && exact_set_->recompiles() > recompiles_before;
+    double const compile_seconds = arm == Arm::exact_set && (compiled > 0 || recompiled)
+                                       ? exact_set_->last_compile_seconds_
+                                       : 0;
     count_step(ids, cols.extent(0), work, report_.steps - 1);
     bool const first_of_block = block_warmup_ == 0 && block_measured_ == 0;
     ++report_.probe_steps;
@@ -804,24 +825,30 @@ private:
     {
       ++block_warmup_;
       ++warmup_[a];
-      if (arm == Arm::exact_set && compiled > 0)
-      {
-        warm_compile_sum_ += seconds;
-        warm_compile_entries_ += work;
-      }
       return;
     }
     ++block_measured_;
     ++measured_[a];
     if (model_ && counters_known_)
-      model_->observe(arm, counters_, seconds);
-    sum_[a] += seconds;
+    {
+      StepCounters c = counters_; // a compile asked for is a compile
+      c.set_changed = c.set_changed || recompiled;
+      model_->observe(arm, c, seconds);
+    }
+    // The step as the arm runs it (a compile asked for is not its own) ...
+    sum_[a] += recompiled ? seconds - compile_seconds : seconds;
     entries_[a] += work;
     events_[a] += compiled;
-    if (compiled == 0)
+    // ... and its parts: the step without a compile, and the compile.
+    if (compiled == 0 || arm == Arm::exact_set)
     {
-      quiet_sum_[a] += seconds;
+      quiet_sum_[a] += seconds - compile_seconds;
       quiet_entries_[a] += work;
+    }
+    if (arm == Arm::exact_set && (compiled > 0 || recompiled))
+    {
+      compile_sum_ += compile_seconds;
+      compile_entries_ += work;
     }
     if (measured_[a] == options_.measure_steps)
     {
@@ -847,41 +874,46 @@ private:
                : options_.cut_ratio;
   }
   // What the arms are compared by: seconds per entry over the measured
-  // steps, for the exact-set arm with its compiles charged at the rate the
-  // probe saw the set change (compile_charge()).
+  // steps; for the exact-set arm, its steps without their compiles plus its
+  // compiles (each timed apart) at compile_rate().
   double cost(std::size_t a) const
   {
-    double const measured = sum_[a] / entries_[a];
-    if (Arm(a) != Arm::exact_set)
-      return measured;
-    double const rate = compile_charge();
-    if (!(rate > 0))
-      return measured;
-    double const quiet = quiet_sum_[a] / quiet_entries_[a];
-    double const compiling =
-        entries_[a] > quiet_entries_[a]
-            ? (sum_[a] - quiet_sum_[a]) / (entries_[a] - quiet_entries_[a])
-            : warm_compile_sum_ / warm_compile_entries_;
-    return std::max(measured, (1 - rate) * quiet + rate * compiling);
+    if (Arm(a) != Arm::exact_set || !(compile_entries_ > 0))
+      return sum_[a] / entries_[a];
+    return exact_set_cost_at(compile_rate());
+  }
+  // The exact-set arm's cost with a compile on `rate` of its steps.
+  double exact_set_cost_at(double rate) const
+  {
+    std::size_t const a = std::size_t(Arm::exact_set);
+    return quiet_sum_[a] / quiet_entries_[a] + rate * compile_sum_ / compile_entries_;
   }
 
-  // The rate at which the exact-set arm's compiles are charged (see
-  // "Charge" at the top of this file): the share of the probe's pairs of
-  // steps on which the set changed or, in a re-probe its own compile rate
-  // started, that window's rate if higher. 0 when no charge applies: its
-  // measured steps compiled as often, or its cost with a compile and
-  // without one are not both known.
+  // The share of its steps on which the exact-set arm's compile is charged:
+  // the share of its measured steps whose set changed, or compile_charge()
+  // where that is higher.
+  double compile_rate() const
+  {
+    std::size_t const a = std::size_t(Arm::exact_set);
+    double const own = measured_[a] > 0 ? double(events_[a]) / measured_[a] : 0;
+    return std::max(own, compile_charge());
+  }
+
+  // The rate at which the exact-set arm's compiles are charged beyond its
+  // measured steps' own (see "Charge" at the top of this file): the share
+  // of the probe's pairs of steps on which the set changed or, in a
+  // re-probe its own compile rate started, that window's rate if higher.
+  // 0 when no charge applies: its measured steps compiled as often, or no
+  // compile of it was timed.
   double compile_charge() const
   {
     std::size_t const a = std::size_t(Arm::exact_set);
-    if (pairs_ == 0 || measured_[a] == 0 || !(quiet_entries_[a] > 0))
+    if (pairs_ == 0 || measured_[a] == 0 || !(compile_entries_ > 0))
       return 0;
     double rate = double(moved_pairs_) / pairs_;
     if (why_.trigger == Trigger::shift && why_.trigger_arm == Arm::exact_set)
       rate = std::max(rate, std::min(why_.shift_rate, 1.0));
     if (!(rate > double(events_[a]) / measured_[a]))
-      return 0;
-    if (!(entries_[a] > quiet_entries_[a]) && !(warm_compile_entries_ > 0))
       return 0;
     return rate;
   }
@@ -1152,8 +1184,8 @@ private:
     events_.fill(0);
     quiet_sum_.fill(0);
     quiet_entries_.fill(0);
-    warm_compile_sum_ = 0;
-    warm_compile_entries_ = 0;
+    compile_sum_ = 0;
+    compile_entries_ = 0;
     stop_reference_.fill(0);
     round1_best_ = std::numeric_limits<double>::infinity();
     best_complete_ = std::numeric_limits<double>::infinity();
@@ -1320,9 +1352,8 @@ private:
     if (watch_motion_)
       still_ids_ = last_ids_;
     // A charged exact-set arm was chosen knowing its compile rate.
-    probe_rate_ = chosen == Arm::exact_set && why_.compile_charge > 0
-                      ? why_.compile_charge
-                      : double(events_[c]) / measured_[c];
+    probe_rate_ =
+        chosen == Arm::exact_set ? compile_rate() : double(events_[c]) / measured_[c];
     shifted_windows_ = 0;
     window_begin_ = report_.steps + options_.warmup_steps;
     window_end_ = window_begin_ + options_.window_steps;
@@ -1387,13 +1418,15 @@ private:
   std::array<int, arm_count> warmup_{};            // warm-up steps
   std::array<std::int64_t, arm_count> events_{};   // compile events in measured steps
   std::array<double, arm_count> entries_{};        // their work (see entries())
-  std::array<double, arm_count> quiet_sum_{};      // seconds of those without one
+  std::array<double, arm_count> quiet_sum_{};      // seconds of those without one (*)
   std::array<double, arm_count> quiet_entries_{};  // and their work
   std::array<double, arm_count> stop_reference_{}; // best complete mean when stopped
-  double warm_compile_sum_ = 0;     // exact set: seconds of warm-up steps that compiled
-  double warm_compile_entries_ = 0; // and their work
-  double round1_best_ = 0;          // lowest round-1 cost
-  double best_complete_ = 0;        // lowest cost of a complete arm (infinity: none yet)
+  // (*) the exact-set arm's: each of its measured steps less its compile,
+  // whose seconds are these (and those steps' work):
+  double compile_sum_ = 0;
+  double compile_entries_ = 0;
+  double round1_best_ = 0;   // lowest round-1 cost
+  double best_complete_ = 0; // lowest cost of a complete arm (infinity: none yet)
 
   // Settled.
   double probe_rate_ = 0; // the active arm's rate while measured

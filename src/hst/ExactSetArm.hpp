@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -40,12 +41,28 @@ public:
 
   /// Number of compiles so far (one per step whose column set changed).
   std::int64_t compiles() const { return compiles_; }
+  /// Compiles of an unchanged set that an adaptive session asked for to time
+  /// one (not counted in compiles()).
+  std::int64_t recompiles() const { return recompiles_; }
   /// Rows of y the last compiled list touches (work items of its kernel).
   std::int64_t touched_rows() const { return n_touched_; }
   /// Entries of A the last compiled list holds.
   std::int64_t entries() const { return std::int64_t(n_entries_); }
 
 private:
+  // The adaptive session times a compile apart from the step that makes it
+  // (AdaptiveSession, "Charge"): on its next step the arm compiles even an
+  // unchanged set, and reads `clock` before and after the compile into
+  // last_compile_seconds_.
+  template <class, class, class>
+  friend class AdaptiveSession;
+  void time_next_compile(std::function<double()> const &clock)
+  {
+    compile_clock_ = &clock;
+    recompile_next_ = true;
+    last_compile_seconds_ = 0;
+  }
+
   template <class T>
   using ListView =
       Kokkos::View<T *, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -55,13 +72,21 @@ private:
                      Cols const &cols, Dx const &dx, Y const &y)
   {
     std::size_t const k = cols.extent(0);
-    if (!history_.same_as_previous(host_cols, k))
+    bool const changed = !history_.same_as_previous(host_cols, k);
+    if (changed || recompile_next_)
     {
       // the host rewrites a list that earlier kernels may still read
       detail::wait_for_kernel_readers<ExecutionSpace, decltype(list_)::shared>(space);
+      double const start = compile_clock_ ? (*compile_clock_)() : 0;
       compile(space, host_cols, k);
-      history_.remember(host_cols, k);
+      ++(changed ? compiles_ : recompiles_);
+      if (compile_clock_)
+        last_compile_seconds_ = (*compile_clock_)() - start;
+      if (changed)
+        history_.remember(host_cols, k);
     }
+    compile_clock_ = nullptr;
+    recompile_next_ = false;
     auto *const base = list_.device().data();
     detail::exact_set_apply(
         space, n_touched_, std::int64_t(n_entries_), this->op_->options.min_parallel_work,
@@ -285,7 +310,6 @@ private:
     n_touched_ = n_touched;
     n_entries_ = entries;
     list_.upload(space, layout.end);
-    ++compiles_;
   }
 
   // The host threads a compile runs on: the step's own space where it is a
@@ -320,6 +344,11 @@ private:
   std::int32_t n_touched_ = 0;
   std::size_t n_entries_ = 0;
   std::int64_t compiles_ = 0;
+  std::int64_t recompiles_ = 0;
+  // time_next_compile: for the next step only
+  std::function<double()> const *compile_clock_ = nullptr;
+  bool recompile_next_ = false;
+  double last_compile_seconds_ = 0;
 };
 
 } // namespace hst
