@@ -1020,7 +1020,11 @@ TYPED_TEST(Adaptive, exact_set_compile_rate_sees_a_frozen_set_start_to_move)
   Steps const s = frozen_then_drift(int(moves), 60);
   auto options = small_options();
   options.recheck_period = options.recheck_max_period = 1000;
-  Harness<ExecutionSpace> h(s.cols[0], options, work_prices());
+  // The scatter arm a little under 2x the scheduled arm's 1.0 us, off the
+  // cut's tie (at 2.0 whether it was stopped rested on rounding).
+  Prices prices = work_prices();
+  prices.step[slot(Arm::scatter)] = 1.9;
+  Harness<ExecutionSpace> h(s.cols[0], options, prices);
   h.run(s, 0, s.size());
   auto const &r = h.session.report();
   SCOPED_TRACE(::testing::Message() << r);
@@ -1037,13 +1041,9 @@ TYPED_TEST(Adaptive, exact_set_compile_rate_sees_a_frozen_set_start_to_move)
   EXPECT_EQ(d.probe_start, 75);
   ASSERT_EQ(entries(s.cols[76]), 320);
   ASSERT_EQ(entries(s.cols[78]), 320);
-  // (The scatter arm's 2.0 us is exactly 2x the scheduled arm's: whether it
-  // is stopped in round 2 depends on the fake clock's rounding.)
-  std::string const begins =
-      "exact_set compile rate 1.00 compiles/step vs 0.00 at probe; "
-      "exact_set cut after round 1 (6.875 ns/entry > 2.00 x 3.125 "
-      "ns/entry)";
-  EXPECT_EQ(d.reason.substr(0, begins.size()), begins);
+  EXPECT_EQ(d.reason, "exact_set compile rate 1.00 compiles/step vs 0.00 at probe; "
+                      "exact_set cut after round 1 (6.875 ns/entry > 2.00 x 3.125 "
+                      "ns/entry)");
   EXPECT_GE(d.probe_start, std::int64_t(moves));
   EXPECT_LE(d.probe_start, std::int64_t(moves) +
                                (options.shift_windows + 1) * options.window_steps +
@@ -1355,6 +1355,37 @@ TYPED_TEST(Adaptive, scheduled_arm_warms_up_longer_in_a_reprobe_a_rise_began)
   EXPECT_EQ(on[1].warmup_steps, expected);
   EXPECT_EQ(on[1].measured_steps, off[1].measured_steps);
   EXPECT_EQ(on[1].step, off[1].step + 2);
+}
+
+TYPED_TEST(Adaptive, step_time_rise_of_an_exact_set_arm_that_compiles_every_step_reprobes)
+{
+  using ExecutionSpace = TypeParam;
+  // Under jump the set changes on every step: the exact-set arm (1 us a
+  // step, 0.5 us a compile) is chosen, and every sample of it compiles.
+  // They are compared with its cost with a compile (1.5 us), not skipped
+  // as samples that compile are where its probe had steps without one. The
+  // decision is at step 9, the samples at 41, 73, ...; its step rises to 3
+  // us at step 43: the samples at 73 and 74 read 3.5 us > 1.5 x 1.5, and a
+  // re-probe starts at 75.
+  auto const s = one_motion(hw::Motion::jump, 120);
+  auto const options = time_options();
+  Prices prices = flat_prices(9.0, 1.0, 4.0);
+  prices.compile = 0.5;
+  Harness<ExecutionSpace> h(s.cols[0], options, prices);
+  Prices risen = prices;
+  risen.step[slot(Arm::exact_set)] = 3.0;
+  h.run_repriced(s, {{43, risen}});
+  auto const &r = h.session.report();
+  SCOPED_TRACE(::testing::Message() << r);
+  ASSERT_GE(r.decisions.size(), 2u);
+  EXPECT_EQ(r.decisions[0].chosen, Arm::exact_set);
+  EXPECT_EQ(r.decisions[0].step, 9);
+  auto const &d = r.decisions[1];
+  EXPECT_EQ(d.probe_start, 75);
+  std::string const begins = "exact_set step time";
+  EXPECT_EQ(d.reason.substr(0, begins.size()), begins) << d.reason;
+  EXPECT_EQ(h.clock.reads, clock_reads(r));
+  EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
 }
 
 TYPED_TEST(Adaptive, one_slow_sample_or_a_faster_step_does_not_reprobe)

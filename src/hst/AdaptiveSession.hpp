@@ -64,9 +64,11 @@
 //    higher, the share of the probe's pairs of steps on which the set
 //    changed (in a re-probe started by its own compile rate, at least that
 //    of the settled window that started it; the reason states a rate above
-//    its own steps'). The compile asked for costs one compile per measured
-//    step of the arm, and is not counted as its step's (the report's
-//    us_per_step is the step as the arm runs it). Before, the compile's
+//    its own steps'). The compile asked for costs a compile on each of the
+//    arm's probe steps whose set did not change (warm-up steps too), and is
+//    not counted as its step's (the report's us_per_step is the step as the
+//    arm runs it). With warmup_steps = 0 the measured compile of a new arm
+//    is its first, cold one. Before, the compile's
 //    price came from the arm's warm-up step, whose compile and step were
 //    cold: on rmat_s15 (drift, rho 0.002) that step took 2.2x a warm step
 //    with a compile (336 against 156 us; its compile alone 178 against 72
@@ -1358,7 +1360,11 @@ private:
     window_begin_ = report_.steps + options_.warmup_steps;
     window_end_ = window_begin_ + options_.window_steps;
     window_events_ = events(chosen);
-    reference_quiet_ = quiet_entries_[c] > 0;
+    // (The exact-set arm's quiet sums hold each measured step less its
+    // compile: it had a step without a compile of its own if it compiled on
+    // fewer of them.)
+    reference_quiet_ =
+        chosen == Arm::exact_set ? events_[c] < measured_[c] : quiet_entries_[c] > 0;
     reference_ = reference_quiet_ ? quiet_sum_[c] / quiet_entries_[c] : cost(c);
     shifted_samples_ = 0;
     shifted_sample_cost_ = 0;

@@ -4,6 +4,7 @@
 #include <hst/detail/ExactSetApply.hpp>
 #include <hst/detail/Parallel.hpp>
 #include <hst/detail/RowRanges.hpp>
+#include <hst/kokkos_ext/Compat.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -52,8 +53,9 @@ public:
 private:
   // The adaptive session times a compile apart from the step that makes it
   // (AdaptiveSession, "Charge"): on its next step the arm compiles even an
-  // unchanged set, and reads `clock` before and after the compile into
-  // last_compile_seconds_.
+  // unchanged set, and reads `clock` before and after the compile (its
+  // upload fenced) into last_compile_seconds_. A step that throws before it
+  // applies leaves both for the retried step, which sets them again.
   template <class, class, class>
   friend class AdaptiveSession;
   void time_next_compile(std::function<double()> const &clock)
@@ -81,7 +83,11 @@ private:
       compile(space, host_cols, k);
       ++(changed ? compiles_ : recompiles_);
       if (compile_clock_)
+      {
+        // the list's upload to a device is the compile's
+        kokkos_ext::fence(space, "hst::compile");
         last_compile_seconds_ = (*compile_clock_)() - start;
+      }
       if (changed)
         history_.remember(host_cols, k);
     }
