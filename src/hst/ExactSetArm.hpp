@@ -42,8 +42,8 @@ public:
 
   /// Number of compiles so far (one per step whose column set changed).
   std::int64_t compiles() const { return compiles_; }
-  /// Compiles of an unchanged set that an adaptive session asked for to time
-  /// one (not counted in compiles()).
+  /// Compiles of an unchanged set, made because an adaptive session asked
+  /// for one to time it (not counted in compiles()).
   std::int64_t recompiles() const { return recompiles_; }
   /// Rows of y the last compiled list touches (work items of its kernel).
   std::int64_t touched_rows() const { return n_touched_; }
