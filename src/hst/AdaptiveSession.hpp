@@ -782,20 +782,17 @@ private:
     std::size_t const a = std::size_t(arm);
     std::int64_t const changes_before = set_changes(arm);
     // The exact-set arm compiles on each of its probe steps, an unchanged
-    // set too, and its compile is timed apart from its step (see "Charge").
-    std::int64_t recompiles_before = 0;
-    if (arm == Arm::exact_set)
+    // set too (a compile asked for: `recompiled`), and its compile is timed
+    // apart from its step (see "Charge").
+    bool const exact_set = arm == Arm::exact_set;
+    if (exact_set)
     {
       make(arm, space);
-      recompiles_before = exact_set_->recompiles();
       exact_set_->time_next_compile(options_.clock);
     }
     auto const [ids, seconds, work, compiled] = timed_dispatch(arm, space, cols, dx, y);
-    bool const recompiled =
-        arm == Arm::exact_set && exact_set_->recompiles() > recompiles_before;
-    double const compile_seconds = arm == Arm::exact_set && (compiled > 0 || recompiled)
-                                       ? exact_set_->last_compile_seconds_
-                                       : 0;
+    bool const recompiled = exact_set && compiled == 0;
+    double const compile_seconds = exact_set ? exact_set_->last_compile_seconds_ : 0;
     count_step(ids, cols.extent(0), work, report_.steps - 1);
     bool const first_of_block = block_warmup_ == 0 && block_measured_ == 0;
     ++report_.probe_steps;
@@ -842,12 +839,12 @@ private:
     entries_[a] += work;
     events_[a] += compiled;
     // ... and its parts: the step without a compile, and the compile.
-    if (compiled == 0 || arm == Arm::exact_set)
+    if (compiled == 0 || exact_set)
     {
       quiet_sum_[a] += seconds - compile_seconds;
       quiet_entries_[a] += work;
     }
-    if (arm == Arm::exact_set && (compiled > 0 || recompiled))
+    if (exact_set)
     {
       compile_sum_ += compile_seconds;
       compile_entries_ += work;
@@ -882,13 +879,8 @@ private:
   {
     if (Arm(a) != Arm::exact_set || !(compile_entries_ > 0))
       return sum_[a] / entries_[a];
-    return exact_set_cost_at(compile_rate());
-  }
-  // The exact-set arm's cost with a compile on `rate` of its steps.
-  double exact_set_cost_at(double rate) const
-  {
-    std::size_t const a = std::size_t(Arm::exact_set);
-    return quiet_sum_[a] / quiet_entries_[a] + rate * compile_sum_ / compile_entries_;
+    return quiet_sum_[a] / quiet_entries_[a] +
+           compile_rate() * compile_sum_ / compile_entries_;
   }
 
   // The share of its steps on which the exact-set arm's compile is charged:

@@ -90,9 +90,9 @@ private:
       }
       if (changed)
         history_.remember(host_cols, k);
+      compile_clock_ = nullptr; // time_next_compile's compile is this one
+      recompile_next_ = false;
     }
-    compile_clock_ = nullptr;
-    recompile_next_ = false;
     auto *const base = list_.device().data();
     detail::exact_set_apply(
         space, n_touched_, std::int64_t(n_entries_), this->op_->options.min_parallel_work,
