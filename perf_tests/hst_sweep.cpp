@@ -111,7 +111,8 @@ constexpr char const *usage =
     "  --variant NAME=VALUE,...  also time the adaptive session with these\n"
     "                AdaptiveOptions changed (warmup_steps, scheduled_extra_warmup,\n"
     "                scheduled_rise_warmup, measure_steps, cut_ratio, switch_margin,\n"
-    "                time_shift_ratio, model_margin; model=1 gives it the cost model,\n"
+    "                time_shift_ratio, model_margin, defer_jump_share (2: off);\n"
+    "                model=1 gives it the cost model,\n"
     "                calibrated as --model does, model=op the same calibrated on\n"
     "                each operator before its cases (time printed, not charged),\n"
     "                model=0 takes it away), in the same\n"
@@ -190,6 +191,8 @@ hst::AdaptiveOptions parse_variant(std::string const &flag, std::string const &t
       o.time_shift_ratio = parse_number(flag, value);
     else if (name == "model_margin")
       o.model_margin = parse_number(flag, value);
+    else if (name == "defer_jump_share")
+      o.defer_jump_share = parse_number(flag, value);
     else if (name == "model")
     {
       if (value != "0" && value != "1" && value != "op")

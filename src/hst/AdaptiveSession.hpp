@@ -101,6 +101,21 @@
 //    rise of the incumbent's own cost is what the detectors below watch. It
 //    never defers the scheduled arm, even if the set stands again during it
 //    (a set that moves once in many steps: the move was seen).
+//    A set that jumps defers it too (AdaptiveOptions::defer_jump_share):
+//    until its round-1 turn, each probe step whose set changed also counts
+//    the column tiles its entering columns open (tiles that no column of the
+//    previous step lies in; O(k) host work, with the operator's scratch), and
+//    when its turn comes, after at least one pair of steps, at a mean of
+//    defer_jump_share or more tiles per set column per step it is deferred:
+//    each such tile is a tile compile of its step, and where entering
+//    columns land anywhere its re-plan is a compile of about the churn's
+//    share of the set on every step, on top of an apply no cheaper than the
+//    scatter arm's (measured on the full sweep: under jump at churn 0.05 and
+//    0.25 the scheduled arm was never the best arm; its making and first
+//    step, the costliest steps of a jump probe, cost up to 10% of a 200-step
+//    run of microsecond steps). Such a decision does not watch the set (it
+//    moves); the periodic re-check and the active arm's detectors probe
+//    again, and weigh the rule again.
 //  - Settled. Each step is a switch on the chosen arm; the session adds no
 //    allocation and O(1) host work to the arm's own step, and no fence and
 //    no clock read except on sampled steps (below). Three things start a
@@ -411,6 +426,10 @@ inline AdaptiveOptions const &check_adaptive_options(AdaptiveOptions const &o, i
   if (o.session.strict)
     throw_invalid(where, "'options.session.strict' must be false (a strict schedule "
                          "rejects steps the other arms accept), got true");
+  if (!(o.defer_jump_share > 0))
+    throw_invalid(where,
+                  "'options.defer_jump_share' must be > 0 (infinity: no set jumps), got ",
+                  o.defer_jump_share);
   if (!(o.model_margin >= 1))
     throw_invalid(where, "'options.model_margin' must be >= 1, got ", o.model_margin);
   if (auto const bad = o.model ? o.model->first_invalid() : std::nullopt)
@@ -771,6 +790,7 @@ private:
     stopped,  // round-2 mean above cut_ratio x the best complete mean
     skipped,  // round 1: predicted above model_margin x the best measured cost
     deferred, // round 1: the scheduled arm, on a set seen not to move
+    jumping,  // round 1: the scheduled arm, on a set seen to jump
   };
 
   Arm probed() const { return order_[order_pos_]; }
@@ -927,6 +947,11 @@ private:
     {
       ++pairs_;
       moved_pairs_ += changed;
+      if (changed && jump_pending())
+        opened_share_ += double(detail::opened_tiles(
+                             *op_->scratch, last_ids_, ids, k,
+                             [&](Ordinal c) { return op_->column_tile_of(c); })) /
+                         double(std::max<std::size_t>(k, 1));
     }
     if (model_)
     {
@@ -1014,6 +1039,16 @@ private:
            std::max(counters_.entries, 1.0);
   }
 
+  // Whether the probe still counts the column tiles that entering columns
+  // open (AdaptiveOptions::defer_jump_share): until the scheduled arm's
+  // round-1 turn, if it may be deferred.
+  bool jump_pending() const
+  {
+    std::size_t const h = std::size_t(Arm::scheduled);
+    return options_.defer_jump_share <= 1 && deferrable(Arm::scheduled) && round_ == 1 &&
+           outcome_[h] == Outcome::running && warmup_[h] == 0 && measured_[h] == 0;
+  }
+
   // The scheduled arm is deferred on a set that does not move (see
   // AdaptiveOptions::defer_scheduled), unless it is the arm whose re-probe
   // this is: an incumbent is compared, not set aside.
@@ -1065,6 +1100,15 @@ private:
           ++order_pos_;
           continue;
         }
+      }
+      if (deferrable(arm) && pairs_ > 0 &&
+          opened_share_ / pairs_ >= options_.defer_jump_share)
+      {
+        outcome_[a] = Outcome::jumping;
+        why_.jump_share = opened_share_ / pairs_;
+        why_.jump_pairs = pairs_;
+        ++order_pos_;
+        continue;
       }
       if (!model_ || !counters_known_ || order_pos_ == 0)
         return;
@@ -1165,6 +1209,7 @@ private:
     catch_up_ = false;
     pairs_ = 0;
     moved_pairs_ = 0;
+    opened_share_ = 0;
     requeued_ = false;
     probe_seconds_ = 0;
     probe_entries_ = 0;
@@ -1210,6 +1255,8 @@ private:
     std::array<double, arm_count> skip_prediction{}; // skipped: predicted cost
     std::array<double, arm_count> skip_bound{};      // skipped: best measured cost
     int still_steps = 0;             // deferred: probe steps in a row on the same set
+    double jump_share = 0;           // jumping: column tiles opened per column and pair
+    int jump_pairs = 0;              // jumping: over that many pairs of steps
     double compile_charge = 0;       // the exact-set arm's compiles charged at this rate
     bool charge_from_window = false; // the charge is the settled window's rate
   };
@@ -1266,6 +1313,12 @@ private:
       else if (w.outcome[a] == Outcome::deferred)
         s << "; " << to_string(arm) << " deferred (the same set on " << w.still_steps
           << " steps)";
+      else if (w.outcome[a] == Outcome::jumping)
+        s << "; " << to_string(arm)
+          << " deferred (the set jumps: entering columns opened " << w.jump_share
+          << " column tiles per set column per step over " << w.jump_pairs << " pair"
+          << (w.jump_pairs == 1 ? "" : "s")
+          << " of steps, >= " << options_.defer_jump_share << ')';
       else if (w.outcome[a] == Outcome::stopped)
         s << "; " << to_string(arm) << " stopped after " << w.measured[a] << " of "
           << options_.measure_steps << " steps (" << ns(w.cost[a]) << " > "
@@ -1409,6 +1462,9 @@ private:
   bool catch_up_ = false;     // the current block began on a new set
   double probe_seconds_ = 0;
   double probe_entries_ = 0; // work of this probe's steps
+  // Summed over the pairs of steps until the scheduled arm's round-1 turn:
+  // the column tiles a step's entering columns opened over its column count.
+  double opened_share_ = 0;
   // Per arm (indexed by Arm).
   std::array<Outcome, arm_count> outcome_{};
   std::array<double, arm_count> sum_{};            // seconds of measured steps

@@ -285,6 +285,23 @@ struct AdaptiveOptions
   /// the periodic re-check. An incumbent scheduled arm is never deferred.
   /// false probes it like the others.
   bool defer_scheduled = true;
+  /// A set that jumps defers the scheduled arm too (with defer_scheduled):
+  /// its turn in round 1 comes after the probe has seen its entering columns
+  /// open, per step, column tiles that the previous step's set did not touch
+  /// for at least this share of the set's columns (averaged over the probe's
+  /// pairs of steps so far; O(k) host work on those steps, until the arm's
+  /// turn). Each such tile is one the schedule compiles on that step: where
+  /// entering columns land anywhere (a jump), the share is about the churn,
+  /// where they land beside the set (a drift) a fraction of it. Measured
+  /// (2026-12-07, the microsecond sweep's 28 operators, first 6 steps): jump
+  /// 0.23-0.25 at churn 0.25 and 0.044-0.052 at 0.05; drift 0.03-0.10 at
+  /// churn 0.25 on meshes, grids and bands, 0.14-0.19 on the circuit and
+  /// R-MAT graphs, 0.008-0.046 at 0.05. On the full sweep the scheduled arm
+  /// was never the best arm under jump at churn 0.05 and 0.25. Not watched
+  /// for motion (the set moves): the periodic re-check and the active arm's
+  /// detectors probe again, and the rule is weighed again then. > 0, not
+  /// NaN; above 1 (infinity) no set counts as one that jumps.
+  double defer_jump_share = 0.15;
   /// Constants of the cost model (CostModel.hpp: each arm's
   /// time per step from the entries of A[:, S], whether S changed and the
   /// entries of the columns that changed), from Operator::calibrate or

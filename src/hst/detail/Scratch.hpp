@@ -192,4 +192,39 @@ set_change_entries(ScratchPool &pool, std::vector<Ordinal> const &before,
   return {entries, changed};
 }
 
+// Column tiles that the columns entering a set between two steps open: the
+// distinct tiles of the `after` ids that are not in `before` (the earlier
+// step's ids) and that no column of `before` lies in. tile_of(c) is column
+// c's column tile, below the column count (a tile holds at least one
+// column), so the column stamps index tiles too, under a second generation.
+// `after` holds distinct ids. O(|before| + n).
+template <class Ordinal, class TileOf>
+std::size_t opened_tiles(ScratchPool &pool, std::vector<Ordinal> const &before,
+                         Ordinal const *after, std::size_t n, TileOf const &tile_of)
+{
+  auto const lease = pool.acquire();
+  std::uint32_t *const stamp = lease->column_stamp();
+  std::int32_t *const entering = lease->column_value();
+  std::uint32_t const member = lease->new_column_generation();
+  for (Ordinal c : before)
+    stamp[c] = member;
+  for (std::size_t i = 0; i < n; ++i)
+    entering[after[i]] = stamp[after[i]] != member;
+  std::uint32_t const touched = lease->new_column_generation();
+  for (Ordinal c : before)
+    stamp[tile_of(c)] = touched;
+  std::size_t opened = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (entering[after[i]])
+    {
+      auto const t = tile_of(after[i]);
+      if (stamp[t] != touched)
+      {
+        stamp[t] = touched;
+        ++opened;
+      }
+    }
+  return opened;
+}
+
 } // namespace hst::detail
