@@ -26,7 +26,8 @@
 // --variant=NAME=VALUE,... adds a rung "variant": the adaptive session with
 // those DistributedAdaptiveOptions changed (arms, as names separated by
 // ':'; defer_scheduled, warmup_steps, measure_steps, cut_ratio,
-// switch_margin, sample_period, time_shift_ratio, model_margin; inf where
+// switch_margin, sample_period, time_shift_ratio, model_margin,
+// defer_jump_share; inf where
 // a ratio takes infinity; model=1 gives it the cost model, each rank's
 // constants calibrated once, on the first operator's local operator, and
 // not charged to any rung), in the same rounds as the others
@@ -457,6 +458,8 @@ hst::DistributedAdaptiveOptions parse_variant(std::string const &text)
       o.time_shift_ratio = v;
     else if (name == "model_margin")
       o.model_margin = v;
+    else if (name == "defer_jump_share")
+      o.defer_jump_share = v;
     else if (name == "model")
     {
       if (v != 0 && v != 1)

@@ -713,6 +713,71 @@ TYPED_TEST(Distributed, adaptive_defers_the_scheduled_arm_until_a_set_moves_on_a
   EXPECT_TRUE(same_on_every_rank(text.str())) << text.str();
 }
 
+// A set that jumps on one rank only (its columns replaced by far-apart ones
+// at every step, each opening a column tile the previous set did not touch)
+// defers the scheduled arm on every rank: the ranks' largest opened-tile
+// count over the largest column count rides in the steps' MPI_Allreduce.
+TYPED_TEST(Distributed, adaptive_defers_the_scheduled_arm_when_a_set_jumps_on_any_rank)
+{
+  using ExecutionSpace = TypeParam;
+  using memory_space = typename ExecutionSpace::memory_space;
+  int const size = world_size(), rank = world_rank();
+  auto const A = wl::grid_2d<Scalar, Ordinal>(40, 40);
+  auto const p = hst::BlockPartition::uniform(A.n_rows, MPI_COMM_WORLD);
+  DOperator<ExecutionSpace> op(MPI_COMM_WORLD, local_rows<ExecutionSpace>(A, p), p, p);
+  hst::DistributedAdaptiveOptions options;
+  options.sample_period = 4;
+  options.recheck_period = 0;
+  double now = 0;
+  options.clock = [&] { return now += 1e-6; }; // no timer starts a probe
+  std::vector<Ordinal> const range = range_of(p, rank);
+  ASSERT_GE(range.size(), 400u);
+  std::vector<Ordinal> const standing(range.begin(), range.begin() + 3);
+  auto jumped = [&](int t) {
+    std::vector<Ordinal> cols;
+    for (int j = 0; j < 8; ++j)
+      cols.push_back(range[std::size_t(t * 97 + j * 41) % range.size()]);
+    return cols;
+  };
+  bool const jumps = rank == size - 1;
+  auto const first = jumps ? jumped(0) : standing;
+  auto session = op.adaptive(to_view<memory_space>(first), 2, options);
+  auto reference = op.scatter(2);
+  Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y(
+      "y", std::size_t(p.local_size(rank)), 2);
+  Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y_reference(
+      "y_reference", std::size_t(p.local_size(rank)), 2);
+  for (int t = 0; t < 30; ++t)
+  {
+    auto const cols = jumps ? jumped(t) : standing;
+    std::vector<Scalar> dx(cols.size() * 2);
+    for (std::size_t i = 0; i < dx.size(); ++i)
+      dx[i] = 1.0 + 0.25 * double(i) + double(t);
+    auto const c = to_view<memory_space>(cols);
+    auto const d = to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, cols.size(), 2);
+    session.apply_cols(c, d, y);
+    reference.apply_cols(c, d, y_reference);
+  }
+  auto const &report = session.report();
+  std::ostringstream text;
+  text << report;
+  ASSERT_EQ(report.decisions.size(), 1u) << text.str(); // not watched: the set moves
+  auto const &d = report.decisions[0];
+  EXPECT_TRUE(d.scheduled_jumping) << text.str();
+  EXPECT_FALSE(d.scheduled_deferred);
+  EXPECT_EQ(d.jump_pairs, 2); // the exact-set arm's steps 1 and 2
+  EXPECT_GE(d.jump_share, options.defer_jump_share);
+  EXPECT_LE(d.jump_share, 1.0);
+  EXPECT_EQ(session.scheduled(), nullptr);
+  EXPECT_EQ(report.arm_steps[std::size_t(hst::Arm::scheduled)], 0);
+  EXPECT_NE(
+      text.str().find("scheduled deferred (the set jumps: entering columns opened "),
+      std::string::npos)
+      << text.str();
+  EXPECT_TRUE(same_on_every_rank(text.str())) << text.str();
+  EXPECT_LE(relative_error(to_host_rows(y), to_host_rows(y_reference)), 1e-13);
+}
+
 // With a cost model, each rank's predictions travel in the step's
 // MPI_Allreduce: one rank whose constants price the scatter arm at a second
 // per step makes every rank skip it (never made), and the scheduled arm's

@@ -431,6 +431,72 @@ TEST(LockstepPolicy, a_move_before_its_turn_runs_the_scheduled_arm)
   }
 }
 
+// A set that jumps: every step's entering columns open, on the rank with
+// the most, 20 column tiles against 100 columns on the rank with the most
+// (0.2 >= defer_jump_share 0.15): the exact-set arm's steps after the first
+// count them, and at its turn the scheduled arm is deferred. Its share is
+// weighed again by the next probe; below the share it runs in its place.
+TEST(LockstepPolicy, a_set_that_jumps_defers_the_scheduled_arm)
+{
+  auto o = quiet();
+  o.recheck_period = 4;
+  auto jump_probe = [&](Policy &policy, double opened, std::vector<bool> &counted) {
+    std::vector<Arm> seen;
+    std::size_t const decisions = policy.report().decisions.size();
+    for (int t = 0; policy.report().decisions.size() == decisions && t < 30; ++t)
+    {
+      auto const step = policy.plan();
+      seen.push_back(step.arm);
+      counted.push_back(step.count_opened);
+      policy.finish(costs.at(step.arm), true, nullptr, step.count_opened ? opened : 0,
+                    step.count_opened ? 100 : 0);
+    }
+    return seen;
+  };
+  {
+    Policy policy(o);
+    std::vector<bool> counted;
+    EXPECT_EQ(jump_probe(policy, 20, counted),
+              (std::vector<Arm>{Arm::exact_set, Arm::exact_set, Arm::exact_set,
+                                Arm::scatter, Arm::scatter, Arm::scatter}));
+    EXPECT_EQ(counted, (std::vector<bool>{false, true, true, false, false, false}));
+    auto const &d = policy.report().decisions.at(0);
+    EXPECT_TRUE(d.scheduled_jumping);
+    EXPECT_FALSE(d.scheduled_deferred);
+    EXPECT_DOUBLE_EQ(d.jump_share, 0.2);
+    EXPECT_EQ(d.jump_pairs, 2);
+    EXPECT_EQ(d.chosen, Arm::scatter);
+    EXPECT_TRUE(std::isnan(d.us_per_step[int(Arm::scheduled)]));
+    EXPECT_EQ(policy.report().arm_steps[int(Arm::scheduled)], 0);
+    // Settled: not watched (samples compare nothing, count nothing); the
+    // periodic re-check probes again and, the set now drifting (2 tiles per
+    // 100 columns), runs the scheduled arm.
+    run(policy, 4, costs);
+    ASSERT_TRUE(policy.report().probing);
+    counted.clear();
+    EXPECT_EQ(jump_probe(policy, 2, counted),
+              (std::vector<Arm>{Arm::exact_set, Arm::exact_set, Arm::exact_set,
+                                Arm::scheduled, Arm::scheduled, Arm::scheduled,
+                                Arm::scatter, Arm::scatter, Arm::scatter}));
+    auto const &d1 = policy.report().decisions.at(1);
+    EXPECT_FALSE(d1.scheduled_jumping);
+    EXPECT_EQ(d1.chosen, Arm::scheduled);
+  }
+  {
+    Policy policy(o);
+    std::vector<bool> counted;
+    EXPECT_EQ(jump_probe(policy, 14, counted).at(3), Arm::scheduled) << "0.14 < 0.15";
+  }
+  {
+    auto off = o;
+    off.defer_jump_share = HUGE_VAL;
+    Policy policy(off);
+    std::vector<bool> counted;
+    EXPECT_EQ(jump_probe(policy, 100, counted).at(3), Arm::scheduled);
+    EXPECT_EQ(std::count(counted.begin(), counted.end(), true), 0) << "nothing counted";
+  }
+}
+
 TEST(LockstepPolicy, the_scheduled_arm_is_not_deferred_as_incumbent_alone_or_when_off)
 {
   std::vector<Arm> const listed = {Arm::exact_set, Arm::exact_set, Arm::exact_set,
@@ -489,6 +555,10 @@ TEST(LockstepPolicy, bad_options_are_named)
   expect([](auto &o) { o.clock = nullptr; }, "'options.clock'");
   expect([](auto &o) { o.model_margin = 0.5; }, "'options.model_margin'");
   expect([](auto &o) { o.model_margin = std::nan(""); }, "'options.model_margin'");
+  expect([](auto &o) { o.defer_jump_share = 0; },
+         "'options.defer_jump_share' must be > 0");
+  expect([](auto &o) { o.defer_jump_share = std::nan(""); },
+         "'options.defer_jump_share'");
   expect(
       [](auto &o) {
         o.model.emplace();

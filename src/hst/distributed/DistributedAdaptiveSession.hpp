@@ -30,6 +30,12 @@
 // deferred it compare the ids with the probe's last step's, combined the
 // same way, and a move on any rank starts a re-probe of the active arm and
 // the scheduled arm at the next step.
+// A set that jumps defers it too (DistributedAdaptiveOptions::
+// defer_jump_share): until its turn, each probe step whose set changed on a
+// rank counts there the column tiles that its entering columns open, and
+// the step's MPI_Allreduce carries the largest count and the largest column
+// count of a rank; at a mean ratio of defer_jump_share or more over the
+// probe's pairs of steps it is deferred, and nothing watches for motion.
 //
 // Which steps are probed, sampled or decided depends only on the step count
 // and on combined numbers, so every rank runs the same arm, calls the same
@@ -120,6 +126,10 @@ inline std::ostream &operator<<(std::ostream &out, DistributedAdaptiveReport con
           << " measured step" << (d.measured_steps[a] == 1 ? "" : "s");
     if (d.scheduled_deferred)
       s << "; scheduled deferred (the same set on " << d.same_set_steps << " steps)";
+    if (d.scheduled_jumping)
+      s << "; scheduled deferred (the set jumps: entering columns opened " << d.jump_share
+        << " column tiles per column per step over " << d.jump_pairs << " pair"
+        << (d.jump_pairs == 1 ? "" : "s") << " of steps)";
     s << ") " << d.reason << '\n';
   }
   return out << s.str();
@@ -188,10 +198,13 @@ public:
     double const start = clock_();
     run(step.arm, space, cols, dx, y);
     kokkos_ext::fence(space, "hst::timed_step"); // timing: the step's kernels are done
-    // This rank's time, whether its set moved and, with a model, each arm's
-    // predicted time (-1: none), each the largest over the ranks. NaN would
-    // combine differently on different ranks.
-    double combined[2 + distributed_arm_count] = {clock_() - start, 0, -1, -1, -1};
+    // This rank's time, whether its set moved, the column tiles its entering
+    // columns opened and its column count (a step that counts them) and,
+    // with a model, each arm's predicted time (-1: none), each the largest
+    // over the ranks. NaN would combine differently on different ranks.
+    constexpr int shared = 4; // the numbers before the predictions
+    double combined[shared + distributed_arm_count] = {
+        clock_() - start, 0, 0, 0, -1, -1, -1};
     if (std::isnan(combined[0]))
       combined[0] = std::numeric_limits<double>::infinity();
     if (step.keep_counts && count_step(step.arm, cols.extent(0), true))
@@ -201,7 +214,8 @@ public:
       for (std::size_t a = 0; a < distributed_arm_count; ++a)
       {
         double const p = model_->predict_at(Arm(a), counters_.entries, churn_);
-        combined[2 + a] = p > 0 && std::isfinite(p) ? p : -1; // NaN would not combine
+        combined[shared + a] =
+            p > 0 && std::isfinite(p) ? p : -1; // NaN would not combine
       }
     }
     // The ids the arm checked: this rank's local ids, in the caller's order.
@@ -210,13 +224,24 @@ public:
     if (step.compare_ids)
       combined[1] =
           k == kept_ids_.size() && std::equal(ids, ids + k, kept_ids_.begin()) ? 0 : 1;
+    if (step.count_opened)
+    {
+      auto const &op = *data_->local.data_;
+      if (combined[1] > 0)
+        combined[2] =
+            double(detail::opened_tiles(*op.scratch, kept_ids_, ids, k,
+                                        [&](Ordinal c) { return op.column_tile_of(c); }));
+      combined[3] = double(k);
+    }
     if (step.keep_ids)
       kept_ids_.assign(ids, ids + k);
     // Collective: timed steps fall on the same steps on every rank, and
     // every rank has a model or none (checked when made).
-    MPI_Allreduce(MPI_IN_PLACE, combined, model_ ? 2 + int(distributed_arm_count) : 2,
-                  MPI_DOUBLE, MPI_MAX, data_->comm.get());
-    policy_.finish(combined[0], combined[1] > 0, model_ ? combined + 2 : nullptr);
+    MPI_Allreduce(MPI_IN_PLACE, combined,
+                  model_ ? shared + int(distributed_arm_count) : shared, MPI_DOUBLE,
+                  MPI_MAX, data_->comm.get());
+    policy_.finish(combined[0], combined[1] > 0, model_ ? combined + shared : nullptr,
+                   combined[2], combined[3]);
   }
 
   template <class Cols, class Dx, class Y>

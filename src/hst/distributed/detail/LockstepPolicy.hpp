@@ -86,6 +86,19 @@ struct DistributedAdaptiveOptions
   /// a deferred arm waits for the periodic re-check. An incumbent scheduled
   /// arm is never deferred. false probes it like the others.
   bool defer_scheduled = true;
+  /// A set that jumps defers the scheduled arm too (with defer_scheduled),
+  /// as AdaptiveOptions::defer_jump_share does in one process, over the
+  /// ranks: until the arm's turn, each probe step whose set changed on a rank
+  /// counts there the column tiles of the local operator that its entering
+  /// owned columns open (O(k) on the host, with the local operator's
+  /// scratch), and the step's MPI_Allreduce (MAX) carries the largest count
+  /// and the largest column count of a rank; their ratio, averaged over the
+  /// probe's pairs of steps, at this share or more defers the arm (a ratio
+  /// of maxima, at most the largest of the ranks' own shares, so a rank with
+  /// few columns does not make its noise the rule). Not watched for motion;
+  /// the next probe weighs the rule again. Every rank passes the same value.
+  /// > 0, not NaN; above 1 (infinity) no set counts as one that jumps.
+  double defer_jump_share = 0.15;
   /// Per-machine constants of the cost model (CostModel.hpp), from
   /// `op.local_operator().calibrate(space)` on this rank or
   /// CostConstants::load; every rank passes constants or none (the constants
@@ -140,6 +153,13 @@ struct DistributedDecision
   /// first `same_set_steps` steps.
   bool scheduled_deferred = false;
   std::int64_t same_set_steps = 0;
+  /// The scheduled arm was deferred on a set that jumps
+  /// (DistributedAdaptiveOptions::defer_jump_share): entering columns opened
+  /// `jump_share` column tiles per column and step (the ratio of the ranks'
+  /// largest counts) over the probe's first `jump_pairs` pairs of steps.
+  bool scheduled_jumping = false;
+  double jump_share = 0;
+  std::int64_t jump_pairs = 0;
   /// With a cost model (DistributedAdaptiveOptions::model): per arm, its
   /// prediction on the probe's last step, the slowest rank's, in
   /// microseconds per step; NaN where there was none.
@@ -221,6 +241,10 @@ inline void check_options(DistributedAdaptiveOptions const &o)
     throw_invalid("argument 'options.clock' must be callable, got an empty function");
   if (!(o.model_margin >= 1))
     throw_invalid("argument 'options.model_margin' must be >= 1, got ", o.model_margin);
+  if (!(o.defer_jump_share > 0))
+    throw_invalid("argument 'options.defer_jump_share' must be > 0 (infinity: no set "
+                  "jumps), got ",
+                  o.defer_jump_share);
   if (auto const bad = o.model ? o.model->first_invalid() : std::nullopt)
     throw_invalid("argument 'options.model' has a negative or non-finite constant ",
                   bad->second, " for arm ", to_string(bad->first));
@@ -240,6 +264,7 @@ inline std::vector<double> collective_shape(DistributedAdaptiveOptions const &o)
                                double(o.recheck_period),
                                double(o.recheck_max_period),
                                double(o.defer_scheduled),
+                               o.defer_jump_share,
                                double(o.model.has_value()),
                                o.model_margin};
   for (Arm a : o.arms)
@@ -275,6 +300,10 @@ public:
     /// a settled sample), not a warm-up: with a model, it refines the arm's
     /// prediction.
     bool measured;
+    /// Count the column tiles that this step's entering columns open (a
+    /// step with compare_ids, before the scheduled arm's turn: see
+    /// DistributedAdaptiveOptions::defer_jump_share).
+    bool count_opened;
   };
 
   explicit LockstepPolicy(DistributedAdaptiveOptions const &options)
@@ -289,6 +318,7 @@ public:
       , recheck_min_(options.recheck_period)
       , recheck_max_(options.recheck_max_period)
       , defer_(options.defer_scheduled)
+      , jump_share_(options.defer_jump_share)
       , model_(options.model.has_value())
       , model_margin_(options.model_margin)
       , period_(options.recheck_period)
@@ -301,23 +331,33 @@ public:
   Step plan() const
   {
     if (report_.probing)
-      return {order_[position_],     true, probe_step_ > 0, true, model_,
-              block_step_ >= warmup_};
+      return {order_[position_],
+              true,
+              probe_step_ > 0,
+              true,
+              model_,
+              block_step_ >= warmup_,
+              probe_step_ > 0 && jump_pending()};
     bool const sampled = is_sample();
     return {report_.active,
             sampled,
             sampled && watching_,
             false,
             model_ && (sampled || sample_follows()),
-            sampled};
+            sampled,
+            false};
   }
 
   /// `combined_predicted`: per arm (indexed by Arm), the largest over the
   /// ranks of each rank's predicted seconds for this step, or nullptr where
   /// the step has none (no model, or counters not known); a value that is
   /// not positive and finite counts as no prediction for that arm.
+  /// `combined_opened` and `combined_columns`: for a step that plan() asked
+  /// to count opened tiles, the largest over the ranks of the column tiles
+  /// its entering columns opened and of its column count.
   void finish(double combined_seconds, bool combined_moved = false,
-              double const *combined_predicted = nullptr)
+              double const *combined_predicted = nullptr, double combined_opened = 0,
+              double combined_columns = 0)
   {
     Step const step = plan();
     ++report_.steps;
@@ -332,6 +372,8 @@ public:
       {
         ++pairs_;
         moved_pairs_ += combined_moved;
+        if (step.count_opened && combined_columns > 0)
+          opened_share_ += combined_opened / combined_columns;
       }
       ++probe_step_;
       std::size_t const a = std::size_t(step.arm);
@@ -400,6 +442,18 @@ private:
            !(!report_.decisions.empty() && report_.active == Arm::scheduled);
   }
 
+  // Whether the probe counts the tiles that entering columns open: the
+  // scheduled arm may be deferred and its turn is still to come.
+  bool jump_pending() const
+  {
+    if (!(jump_share_ <= 1) || !deferrable(Arm::scheduled))
+      return false;
+    for (std::size_t i = position_ + 1; i < order_.size(); ++i)
+      if (order_[i] == Arm::scheduled)
+        return true;
+    return false;
+  }
+
   // Before the block of order_[position_]: while no rank's set has moved
   // over the probe, the scheduled arm goes behind the other arms (once), and
   // when its turn comes again after at least one pair of steps on the same
@@ -441,6 +495,14 @@ private:
           continue;
         }
         // nothing seen yet (it is the only arm left to run): run it
+      }
+      if (deferrable(arm) && pairs_ > 0 && opened_share_ / double(pairs_) >= jump_share_)
+      {
+        pending_.scheduled_jumping = true;
+        pending_.jump_share = opened_share_ / double(pairs_);
+        pending_.jump_pairs = pairs_;
+        ++position_;
+        continue;
       }
       // No prediction (NaN), no completed cost (inf) or a completed cost a
       // coarse clock read as 0 runs it.
@@ -521,7 +583,8 @@ private:
     for (Arm a : order_)
     {
       std::size_t const i = std::size_t(a);
-      if ((a == Arm::scheduled && d.scheduled_deferred) || d.skipped[i])
+      if ((a == Arm::scheduled && (d.scheduled_deferred || d.scheduled_jumping)) ||
+          d.skipped[i])
         continue; // not run: no cost, not chosen
       d.us_per_step[i] = 1e6 * sum_[i] / double(d.measured_steps[i]);
       if (d.cut[i])
@@ -594,6 +657,7 @@ private:
     probe_step_ = 0;
     pairs_ = 0;
     moved_pairs_ = 0;
+    opened_share_ = 0;
     requeued_ = false;
     watching_ = false;
     sum_.fill(0);
@@ -615,6 +679,7 @@ private:
   std::int64_t recheck_min_;
   std::int64_t recheck_max_;
   bool defer_;
+  double jump_share_;
   bool model_;
   double model_margin_;
   std::int64_t period_;
@@ -627,6 +692,7 @@ private:
   std::int64_t probe_step_ = 0;
   std::int64_t pairs_ = 0;       // probe steps compared with the one before
   std::int64_t moved_pairs_ = 0; // of which on a set that moved on some rank
+  double opened_share_ = 0;      // their opened tiles per column, summed (jump_pending)
   bool requeued_ = false;        // the scheduled arm went behind the others
   bool set_moved_probe_ = false; // this probe began because the set moved
   bool watching_ = false;        // settled after a deferral: samples compare the set
