@@ -57,8 +57,12 @@
 //    mesh_geometric_10000 under drift at rho 0.01 each of three re-probes
 //    that detector started kept it on a quiet measured step, 0.67x the
 //    best arm over 200 steps). So each of its probe steps compiles, an
-//    unchanged set too, and the session reads its clock around the compile
-//    as well as around the step: its cost is its cost per entry without the
+//    unchanged set too (after the step's apply, so that the compile's
+//    memory traffic does not slow the apply it would precede: before the
+//    apply it made the measured step of a 3000-column frozen set on
+//    grid2d_5pt_1000x1000 1.75x its steady step, and the session chose the
+//    scatter arm, 0.62x the best), and the session reads its clock around
+//    the compile as well as around the step: its cost is its cost per entry without the
 //    compile plus the compile's per entry times the share of steps it
 //    compiles on, the share of its measured steps whose set changed or, if
 //    higher, the share of the probe's pairs of steps on which the set
