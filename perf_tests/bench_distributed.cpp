@@ -22,7 +22,8 @@
 // After every pass, y must equal A x (x: the sum of all dx) to 1e-12
 // relative. The rungs run in a new order each round, the same on every rank
 // (from rank 0's random seed, printed; --seed=N repeats one). --motions picks
-// the set motions (drift,jump by default; frozen: a set that stands);
+// the set motions (drift,jump by default; frozen: a set that stands) and
+// --churn=X the share of the set replaced per step (0.01 by default);
 // --variant=NAME=VALUE,... adds a rung "variant": the adaptive session with
 // those DistributedAdaptiveOptions changed (arms, as names separated by
 // ':'; defer_scheduled, warmup_steps, measure_steps, cut_ratio,
@@ -315,6 +316,7 @@ struct Options
   bool quick = false;
   int steps = 60;
   int rounds = 3;
+  double churn = 0.01; // --churn: expected share of the set replaced per step
   std::vector<hst::workload::Motion> motions = {hst::workload::Motion::drift,
                                                 hst::workload::Motion::jump};
   std::optional<unsigned> seed; // of the rungs' order (--seed)
@@ -509,8 +511,8 @@ int run(Options const &o)
   {
     std::printf(
         "bench_distributed: %d rank(s), %s, B = %d, %d timed steps x %d rounds per "
-        "rung, churn 0.01, rung order seed %u\n",
-        size, ExecutionSpace::name(), width, o.steps - 1, o.rounds, seed);
+        "rung, churn %g, rung order seed %u\n",
+        size, ExecutionSpace::name(), width, o.steps - 1, o.rounds, o.churn, seed);
     std::printf("us/step: median over steps of the slowest rank's step; bytes, messages: "
                 "received per rank per step (mean over ranks)\n");
   }
@@ -556,7 +558,7 @@ int run(Options const &o)
       {
         hst::workload::WorkloadOptions w;
         w.motion = motion;
-        w.churn = 0.01;
+        w.churn = o.churn;
         w.k = std::llround(fraction * A.n_cols);
         w.width = width;
         w.seed = 17;
@@ -871,6 +873,14 @@ int main(int argc, char *argv[])
           o.quick = true;
         else if (!value("--steps").empty())
           o.steps = int(whole_number("--steps", value("--steps"), int_max));
+        else if (!value("--churn").empty())
+        {
+          char *end = nullptr;
+          std::string const text = value("--churn");
+          o.churn = std::strtod(text.c_str(), &end);
+          if (*end != '\0' || !(o.churn > 0 && o.churn <= 1))
+            throw std::invalid_argument("--churn takes a number in (0, 1], got " + text);
+        }
         else if (!value("--rounds").empty())
           o.rounds = int(whole_number("--rounds", value("--rounds"), int_max));
         else if (!value("--out").empty())
@@ -913,7 +923,7 @@ int main(int argc, char *argv[])
       if (rank_of(MPI_COMM_WORLD) == 0)
         std::fprintf(
             stderr,
-            "usage: bench_distributed [--quick] [--steps=N] [--rounds=N] "
+            "usage: bench_distributed [--quick] [--steps=N] [--rounds=N] [--churn=X] "
             "[--motions=drift,jump,frozen] [--variant=NAME=VALUE,...] [--seed=N] "
             "[--out=FILE.tsv] [--baseline=FILE.tsv]\n  %s\n",
             e.what());
