@@ -286,11 +286,11 @@ struct AdaptiveOptions
   /// false probes it like the others.
   bool defer_scheduled = true;
   /// A set that jumps defers the scheduled arm too (with defer_scheduled):
-  /// its turn in round 1 comes after the probe has seen its entering columns
-  /// open, per step, column tiles that the previous step's set did not touch
-  /// for at least this share of the set's columns (averaged over the probe's
-  /// pairs of steps so far; O(k) host work on those steps, until the arm's
-  /// turn). Each such tile is one the schedule compiles on that step: where
+  /// when its turn in round 1 comes, the probe's entering columns have
+  /// opened, per step, column tiles that the previous step's set did not
+  /// touch for at least this share of the set's columns (averaged over the
+  /// probe's pairs of steps so far; O(k) host work on those steps, until the
+  /// arm's turn). Each such tile is one the schedule compiles on that step: where
   /// entering columns land anywhere (a jump), the share is about the churn,
   /// where they land beside the set (a drift) a fraction of it. Measured
   /// (2026-12-07, the microsecond sweep's 28 operators, first 6 steps): jump
