@@ -153,6 +153,34 @@ TEST(ScratchPool, two_threads_never_share_a_scratch)
 // The arms' maps (column tile -> slot, segment -> piece, row block -> local
 // id) agree with std::map over random inserts, updates and erases, with keys
 // from a small range so that probe runs collide and erases shift them.
+// Column tiles opened by entering columns (the jump deferral's count), with
+// tiles of 4 consecutive columns: an entering column counts only in a tile
+// that no column of the earlier set lies in (a staying or a leaving one),
+// and each opened tile once.
+TEST(ScratchPool, opened_tiles_counts_each_new_tile_of_entering_columns_once)
+{
+  hst::detail::ScratchPool pool(1, 64);
+  auto const tile_of = [](int c) { return c / 4; };
+  std::vector<int> const before = {0, 5, 9, 40};
+  // 1: tile 0 (column 0 stays); 6: tile 1 (column 5 left it, still held
+  // before); 20, 21: tile 5, opened once; 33: tile 8, opened; 41: tile 10
+  // (column 40 stays).
+  std::vector<int> const after = {0, 1, 6, 20, 21, 33, 40, 41};
+  EXPECT_EQ(hst::detail::opened_tiles(pool, before, after.data(), after.size(), tile_of),
+            2u);
+  EXPECT_EQ(
+      hst::detail::opened_tiles(pool, before, before.data(), before.size(), tile_of), 0u)
+      << "the same set opens nothing";
+  std::vector<int> const none;
+  EXPECT_EQ(hst::detail::opened_tiles(pool, none, after.data(), after.size(), tile_of),
+            5u)
+      << "from an empty set every tile is new: 0, 1, 5, 8 and 10, none twice";
+  // The column stamps left by another use of the scratch do not count.
+  EXPECT_EQ(hst::detail::opened_tiles(pool, after, before.data(), before.size(), tile_of),
+            1u)
+      << "9 enters tile 2";
+}
+
 TEST(IndexMap, agrees_with_std_map)
 {
   hst::detail::IndexMap map;

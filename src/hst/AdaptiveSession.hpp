@@ -1045,12 +1045,13 @@ private:
 
   // Whether the probe still counts the column tiles that entering columns
   // open (AdaptiveOptions::defer_jump_share): until the scheduled arm's
-  // round-1 turn, if it may be deferred.
+  // round-1 turn (its own first step is not counted), if it may be deferred.
   bool jump_pending() const
   {
     std::size_t const h = std::size_t(Arm::scheduled);
     return options_.defer_jump_share <= 1 && deferrable(Arm::scheduled) && round_ == 1 &&
-           outcome_[h] == Outcome::running && warmup_[h] == 0 && measured_[h] == 0;
+           outcome_[h] == Outcome::running && probed() != Arm::scheduled &&
+           warmup_[h] == 0 && measured_[h] == 0;
   }
 
   // The scheduled arm is deferred on a set that does not move (see

@@ -112,6 +112,10 @@ private:
   {
     // the host rewrites a list that earlier kernels may still read
     detail::wait_for_kernel_readers<ExecutionSpace, decltype(list_)::shared>(space);
+    // timed: the apply launched before an asked-for compile is not the
+    // compile's (on a device the list's own wait above does not fence)
+    if (compile_clock_)
+      kokkos_ext::fence(space, "hst::compile");
     double const start = compile_clock_ ? (*compile_clock_)() : 0;
     compile(space, host_cols, k);
     ++count;

@@ -299,7 +299,10 @@ struct AdaptiveOptions
   /// R-MAT graphs, 0.008-0.046 at 0.05. On the full sweep the scheduled arm
   /// was never the best arm under jump at churn 0.05 and 0.25. Not watched
   /// for motion (the set moves): the periodic re-check and the active arm's
-  /// detectors probe again, and the rule is weighed again then. > 0, not
+  /// detectors probe again, and the rule is weighed again then (not in a
+  /// re-probe that a moved still set began, which runs the arm). A set
+  /// replaced whole once (a change of phase) counts as a jump over the few
+  /// pairs a probe sees, and the arm then waits for that re-check. > 0, not
   /// NaN; above 1 (infinity) no set counts as one that jumps.
   double defer_jump_share = 0.15;
   /// Constants of the cost model (CostModel.hpp: each arm's

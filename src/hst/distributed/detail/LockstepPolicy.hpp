@@ -278,8 +278,10 @@ inline std::vector<double> collective_shape(DistributedAdaptiveOptions const &o)
 // and, when plan() asked, whether this rank's ids differ from the kept ones
 // (1 or 0: the step is as slow as its slowest rank, and the set moved if it
 // moved on any rank) and, with a cost model, each arm's predicted seconds on
-// this rank; then finish(combined seconds, combined moved, combined
-// predictions or nullptr; all ignored for an untimed step). Every number
+// this rank and, when plan() asked, the column tiles this rank's entering
+// columns opened and its column count; then finish(combined seconds,
+// combined moved, combined predictions or nullptr, combined opened tiles,
+// combined column count; all ignored for an untimed step). Every number
 // that reaches a decision is such a combined number or a step count.
 class LockstepPolicy
 {
