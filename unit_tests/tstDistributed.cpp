@@ -648,6 +648,22 @@ TYPED_TEST(Distributed, adaptive_decisions_are_identical_on_every_rank)
   EXPECT_TRUE(same_on_every_rank(text.str())) << text.str();
 }
 
+// One step of `cols` (B = 2, dx values from the step t) through the session
+// and through a scatter arm into a reference y.
+template <class MemorySpace, class Session, class Reference, class Y>
+void apply_with_reference(Session &session, Reference &reference,
+                          std::vector<Ordinal> const &cols, int t, Y const &y,
+                          Y const &y_reference)
+{
+  std::vector<Scalar> dx(cols.size() * 2);
+  for (std::size_t i = 0; i < dx.size(); ++i)
+    dx[i] = 1.0 + 0.25 * double(i) + double(t);
+  auto const c = to_view<MemorySpace>(cols);
+  auto const d = to_matrix_view<Kokkos::LayoutLeft, MemorySpace>(dx, cols.size(), 2);
+  session.apply_cols(c, d, y);
+  reference.apply_cols(c, d, y_reference);
+}
+
 // While no rank's set moves the scheduled arm is deferred on every rank
 // (never made); once the set moves on one rank only, a sample sees it on
 // every rank and the re-probe runs the scheduled arm everywhere.
@@ -679,13 +695,7 @@ TYPED_TEST(Distributed, adaptive_defers_the_scheduled_arm_until_a_set_moves_on_a
   Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y_reference(
       "y_reference", std::size_t(p.local_size(rank)), 2);
   auto step = [&](std::vector<Ordinal> const &cols, int t) {
-    std::vector<Scalar> dx(cols.size() * 2);
-    for (std::size_t i = 0; i < dx.size(); ++i)
-      dx[i] = 1.0 + 0.25 * double(i) + double(t);
-    auto const c = to_view<memory_space>(cols);
-    auto const d = to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, cols.size(), 2);
-    session.apply_cols(c, d, y);
-    reference.apply_cols(c, d, y_reference);
+    apply_with_reference<memory_space>(session, reference, cols, t, y, y_reference);
   };
   int t = 0;
   for (; t < 12; ++t)
@@ -748,16 +758,8 @@ TYPED_TEST(Distributed, adaptive_defers_the_scheduled_arm_when_a_set_jumps_on_an
   Kokkos::View<Scalar **, Kokkos::LayoutLeft, memory_space> y_reference(
       "y_reference", std::size_t(p.local_size(rank)), 2);
   for (int t = 0; t < 30; ++t)
-  {
-    auto const cols = jumps ? jumped(t) : standing;
-    std::vector<Scalar> dx(cols.size() * 2);
-    for (std::size_t i = 0; i < dx.size(); ++i)
-      dx[i] = 1.0 + 0.25 * double(i) + double(t);
-    auto const c = to_view<memory_space>(cols);
-    auto const d = to_matrix_view<Kokkos::LayoutLeft, memory_space>(dx, cols.size(), 2);
-    session.apply_cols(c, d, y);
-    reference.apply_cols(c, d, y_reference);
-  }
+    apply_with_reference<memory_space>(session, reference, jumps ? jumped(t) : standing,
+                                       t, y, y_reference);
   auto const &report = session.report();
   std::ostringstream text;
   text << report;
