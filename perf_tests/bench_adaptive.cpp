@@ -19,6 +19,14 @@
 //   ratios, and after how many steps of each phase the session's decision
 //   changed (follow_*; -1 if it did not change within the phase).
 //
+// adaptive/making/<operator>/<cache>: making the scheduled arm for the
+//   expected set (Operator::session: its tiles compiled in and its first
+//   plan), which a probe does on the step the arm first runs. warm: the same
+//   making just before; cold: a 64 MiB buffer walked between makings
+//   (untimed), as the operator's tile index is when the probe reaches the
+//   arm after the other arms' steps (its 200 iterations are fixed: each
+//   also walks the buffer). Manual time: the making alone.
+//
 // --hst_layout=left|right (default left): the Kokkos layout of y and each
 // step's k x B dx (in the JSON context as hst_layout).
 //
@@ -33,6 +41,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -254,6 +264,27 @@ void shift(benchmark::State &state, std::string const &op_name)
 }
 
 template <class L>
+void making(benchmark::State &state, std::string const &op_name, bool cold)
+{
+  auto const &p = problem<L>(op_name + "/" + hst::workload::to_string(Motion::drift),
+                             op_name, {{options(Motion::drift, 7), settled_steps}});
+  static std::vector<unsigned char> evict(std::size_t(64) << 20, 1);
+  std::uint64_t touched = 0;
+  for (auto _ : state)
+  {
+    if (cold)
+      for (std::size_t i = 0; i < evict.size(); i += 64)
+        touched += evict[i]++;
+    Kokkos::fence();
+    Kokkos::Timer timer;
+    auto arm = p.op->session(p.staged.step_cols(0), p.staged.width);
+    state.SetIterationTime(timer.seconds());
+    benchmark::DoNotOptimize(arm.stats().tiles);
+  }
+  benchmark::DoNotOptimize(touched);
+}
+
+template <class L>
 void register_all()
 {
   for (std::string op :
@@ -269,6 +300,15 @@ void register_all()
                                  [op](benchmark::State &s) { shift<L>(s, op); })
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
+    for (bool cold : {false, true})
+    {
+      auto *const b = benchmark::RegisterBenchmark(
+          ("adaptive/making/" + op + (cold ? "/cold" : "/warm")).c_str(),
+          [op, cold](benchmark::State &s) { making<L>(s, op, cold); });
+      b->UseManualTime()->Unit(benchmark::kMicrosecond);
+      if (cold) // each iteration also walks the 64 MiB buffer (~3 ms)
+        b->Iterations(200);
+    }
   }
 }
 

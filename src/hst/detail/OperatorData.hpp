@@ -60,6 +60,50 @@ struct OperatorData
   std::int32_t column_tile_of(Ordinal c) const { return column_tile[c]; }
   std::int32_t column_tiles() const { return std::int32_t(tile_ptr.size()) - 1; }
 
+  // Planning a column (the scheduled arm's add_columns) reads a chain of host
+  // index entries: its column tile and place, then the tile's first tile and
+  // the column's segment list, then each segment's row block and entry
+  // range. On a cold cache each is a miss that waits for the one before it.
+  // This reads the chain for `n` columns (column_at(i), i < n) one link at a
+  // time across all of them, so that the misses of each link overlap, and
+  // the planning that follows finds them in cache. Software prefetches in
+  // place of the loads did not help (their misses are in the TLB as well).
+  template <class ColumnAt>
+  void touch_planning_chain(std::size_t n, ColumnAt &&column_at) const
+  {
+    std::size_t const tile = std::size_t(options.tile);
+    auto position = [&](std::size_t i) {
+      auto const c = std::size_t(column_at(i));
+      return std::size_t(column_tile[c]) * tile + std::size_t(column_in_tile[c]);
+    };
+    std::size_t sum = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      sum += position(i);
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      auto const p = position(i);
+      sum += std::size_t(tile_ptr[p / tile]) + segment_tile_ptr[p + 1];
+    }
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      auto const p = position(i);
+      for (auto s = segment_tile_ptr[p]; s < segment_tile_ptr[p + 1]; ++s)
+        sum += std::size_t(segment_tile[s]);
+    }
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      auto const p = position(i);
+      std::size_t const j = p % tile;
+      for (auto s = segment_tile_ptr[p]; s < segment_tile_ptr[p + 1]; ++s)
+      {
+        auto const q = std::size_t(segment_tile[s]);
+        sum += std::size_t(tile_row_block[q]) + segment_ptr(q * tile + j + 1);
+      }
+    }
+    volatile std::size_t const loaded = sum; // the loads are the point
+    (void)loaded;
+  }
+
   template <class ExecutionSpace, class Matrix>
   OperatorData(ExecutionSpace const &space, Matrix const &A,
                OperatorOptions const &options_)
