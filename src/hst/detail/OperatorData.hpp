@@ -66,34 +66,36 @@ struct OperatorData
   // range. On a cold cache each is a miss that waits for the one before it.
   // This reads the chain for `n` columns (column_at(i), i < n) one link at a
   // time across all of them, so that the misses of each link overlap, and
-  // the planning that follows finds them in cache. Software prefetches in
-  // place of the loads did not help (their misses are in the TLB as well).
+  // the planning that follows finds them in cache. (Software prefetches of
+  // the same entries, measured in its place, did not help.)
   template <class ColumnAt>
   void touch_planning_chain(std::size_t n, ColumnAt &&column_at) const
   {
     std::size_t const tile = std::size_t(options.tile);
-    auto position = [&](std::size_t i) {
-      auto const c = std::size_t(column_at(i));
+    auto column = [&](std::size_t i) { return std::size_t(column_at(i)); };
+    auto position = [&](std::size_t c) {
       return std::size_t(column_tile[c]) * tile + std::size_t(column_in_tile[c]);
     };
     std::size_t sum = 0;
     for (std::size_t i = 0; i < n; ++i)
-      sum += position(i);
+      sum += position(column(i));
     for (std::size_t i = 0; i < n; ++i)
     {
-      auto const p = position(i);
-      sum += std::size_t(tile_ptr[p / tile]) + segment_tile_ptr[p + 1];
+      auto const c = column(i);
+      sum += std::size_t(tile_ptr[std::size_t(column_tile[c])]) +
+             segment_tile_ptr[position(c) + 1];
     }
     for (std::size_t i = 0; i < n; ++i)
     {
-      auto const p = position(i);
+      auto const p = position(column(i));
       for (auto s = segment_tile_ptr[p]; s < segment_tile_ptr[p + 1]; ++s)
         sum += std::size_t(segment_tile[s]);
     }
     for (std::size_t i = 0; i < n; ++i)
     {
-      auto const p = position(i);
-      std::size_t const j = p % tile;
+      auto const c = column(i);
+      auto const p = position(c);
+      std::size_t const j = std::size_t(column_in_tile[c]);
       for (auto s = segment_tile_ptr[p]; s < segment_tile_ptr[p + 1]; ++s)
       {
         auto const q = std::size_t(segment_tile[s]);
