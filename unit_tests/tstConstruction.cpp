@@ -150,9 +150,6 @@ TEST(ScratchPool, two_threads_never_share_a_scratch)
   EXPECT_EQ(clashes, 0);
 }
 
-// The arms' maps (column tile -> slot, segment -> piece, row block -> local
-// id) agree with std::map over random inserts, updates and erases, with keys
-// from a small range so that probe runs collide and erases shift them.
 // Column tiles opened by entering columns (the jump deferral's count), with
 // tiles of 4 consecutive columns: an entering column counts only in a tile
 // that no column of the earlier set lies in (a staying or a leaving one),
@@ -181,6 +178,9 @@ TEST(ScratchPool, opened_tiles_counts_each_new_tile_of_entering_columns_once)
       << "9 enters tile 2";
 }
 
+// The arms' maps (column tile -> slot, segment -> piece, row block -> local
+// id) agree with std::map over random inserts, updates and erases, with keys
+// from a small range so that probe runs collide and erases shift them.
 TEST(IndexMap, agrees_with_std_map)
 {
   hst::detail::IndexMap map;

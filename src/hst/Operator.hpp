@@ -150,14 +150,12 @@ public:
     std::size_t const k =
         std::min(n / 2, std::max<std::size_t>(64, std::size_t(0.003 * double(n))));
     // Columns at locality positions [p, p + count).
-    std::size_t const tile = std::size_t(data_->options.tile);
     auto run = [&](std::size_t p, std::size_t count) {
       std::vector<Ordinal> cols;
       cols.reserve(count);
       for (std::size_t c = 0; c < n; ++c)
       {
-        std::size_t const q = std::size_t(data_->column_tile[c]) * tile +
-                              std::size_t(data_->column_in_tile[c]);
+        std::size_t const q = data_->locality_position(Ordinal(c));
         if (q >= p && q < p + count)
           cols.push_back(Ordinal(c));
       }

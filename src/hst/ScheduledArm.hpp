@@ -257,7 +257,7 @@ private:
     auto const &op = *this->op_;
     std::size_t const j = std::size_t(op.column_in_tile[c]);
     std::size_t const tile = std::size_t(op.options.tile);
-    std::size_t const position = std::size_t(op.column_tile[c]) * tile + j;
+    std::size_t const position = op.locality_position(c);
     for (auto s = op.segment_tile_ptr[position]; s < op.segment_tile_ptr[position + 1];
          ++s)
     {

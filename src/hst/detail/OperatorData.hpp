@@ -58,6 +58,12 @@ struct OperatorData
   std::unique_ptr<ScratchPool> scratch;
 
   std::int32_t column_tile_of(Ordinal c) const { return column_tile[c]; }
+  // Column c's place in the locality order: T * tile + j.
+  std::size_t locality_position(Ordinal c) const
+  {
+    return std::size_t(column_tile[std::size_t(c)]) * std::size_t(options.tile) +
+           std::size_t(column_in_tile[std::size_t(c)]);
+  }
   std::int32_t column_tiles() const { return std::int32_t(tile_ptr.size()) - 1; }
 
   // Planning a column (the scheduled arm's add_columns) reads a chain of host
@@ -72,30 +78,27 @@ struct OperatorData
   void touch_planning_chain(std::size_t n, ColumnAt &&column_at) const
   {
     std::size_t const tile = std::size_t(options.tile);
-    auto column = [&](std::size_t i) { return std::size_t(column_at(i)); };
-    auto position = [&](std::size_t c) {
-      return std::size_t(column_tile[c]) * tile + std::size_t(column_in_tile[c]);
-    };
+    auto column = [&](std::size_t i) { return Ordinal(column_at(i)); };
     std::size_t sum = 0;
     for (std::size_t i = 0; i < n; ++i)
-      sum += position(column(i));
+      sum += locality_position(column(i));
     for (std::size_t i = 0; i < n; ++i)
     {
       auto const c = column(i);
-      sum += std::size_t(tile_ptr[std::size_t(column_tile[c])]) +
-             segment_tile_ptr[position(c) + 1];
+      sum += std::size_t(tile_ptr[std::size_t(column_tile[std::size_t(c)])]) +
+             segment_tile_ptr[locality_position(c) + 1];
     }
     for (std::size_t i = 0; i < n; ++i)
     {
-      auto const p = position(column(i));
+      auto const p = locality_position(column(i));
       for (auto s = segment_tile_ptr[p]; s < segment_tile_ptr[p + 1]; ++s)
         sum += std::size_t(segment_tile[s]);
     }
     for (std::size_t i = 0; i < n; ++i)
     {
       auto const c = column(i);
-      auto const p = position(c);
-      std::size_t const j = std::size_t(column_in_tile[c]);
+      auto const p = locality_position(c);
+      std::size_t const j = std::size_t(column_in_tile[std::size_t(c)]);
       for (auto s = segment_tile_ptr[p]; s < segment_tile_ptr[p + 1]; ++s)
       {
         auto const q = std::size_t(segment_tile[s]);
