@@ -104,17 +104,12 @@ struct WorkClock
   }
 };
 
-// The clock reads of a session whose probes all ended in decisions: two per
-// timed step (probe and sampled steps), and two more per probe step of the
-// exact-set arm, whose compile is timed apart (each of its probe steps is a
-// warm-up or a measured step).
+// The clock reads of a session: two per timed step (probe and sampled
+// steps), and two more per compile of the exact-set arm timed apart while
+// probing (the tests that use it count those compiles themselves too).
 long clock_reads(hst::AdaptiveReport const &r)
 {
-  long exact_set_steps = 0;
-  for (auto const &d : r.decisions)
-    exact_set_steps +=
-        d.measured_steps[slot(Arm::exact_set)] + d.warmup_steps[slot(Arm::exact_set)];
-  return 2 * long(r.probe_steps + r.sampled_steps) + 2 * exact_set_steps;
+  return 2 * long(r.probe_steps + r.sampled_steps + r.probe_compiles);
 }
 
 // Column sets and dx values, step by step.
@@ -425,9 +420,10 @@ TYPED_TEST(Adaptive, initial_probe_picks_the_arm_the_clock_makes_fastest)
     EXPECT_NEAR(1e6 * r.probe_excess_seconds,
                 probe_us - L * c.prices.step[slot(c.fastest)], 1e-6);
     // Only probe steps read the clock, twice each, and twice more around the
-    // exact-set arm's compiles.
-    EXPECT_EQ(h.clock.reads,
-              2 * L + 2 * std::count(ran.begin(), ran.begin() + L, Arm::exact_set));
+    // exact-set arm's compile: its first step's only (the set never moves, so
+    // none is asked for on its later steps).
+    EXPECT_EQ(r.probe_compiles, 1);
+    EXPECT_EQ(h.clock.reads, 2 * L + 2);
     EXPECT_EQ(h.clock.reads, clock_reads(r));
     EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
   }
@@ -719,9 +715,10 @@ TYPED_TEST(Adaptive, exact_set_is_charged_a_timed_warm_compile_not_its_cold_firs
   // The steps of the test above, with the exact-set arm's first compile (its
   // warm-up, step 0: a new arm, cold in cache) at 12 us and the later ones
   // at 3 us, and the scatter arm at 2.5 us. Its measured step (1) does not
-  // change the set; the session has it compile anyway and times that
-  // compile apart: 1 us a step plus (1/3) 3 us = 2 us, and it wins. (Priced
-  // from the cold compile it would cost 1 + (1/3) 12 = 5 us and lose.)
+  // change the set; when the set moves (step 2, the scatter arm's), the
+  // session compiles the exact-set arm for it between steps and times that
+  // compile: 1 us a step plus (1/3) 3 us = 2 us, and it wins. (Priced from
+  // the cold compile it would cost 1 + (1/3) 12 = 5 us and lose.)
   auto const [first, second] = two_interior_sets();
   auto const options = charge_options();
   Prices prices = flat_prices(9.0, 1.0, 2.5);
@@ -744,11 +741,14 @@ TYPED_TEST(Adaptive, exact_set_is_charged_a_timed_warm_compile_not_its_cold_firs
   EXPECT_NEAR(d.ns_per_entry[slot(Arm::exact_set)], 2e3 / 320, 1e-9);
   EXPECT_EQ(d.reason, "initial probe; exact_set charged a compile on 0.33 of its steps "
                       "(the set changed on that share of the probe's steps)");
-  // Its two probe steps compiled: the first for a new arm, the second asked for.
+  // It compiled twice in the probe: on its first step (a new arm), and
+  // between steps 2 and 3, asked for.
   ASSERT_NE(h.session.exact_set(), nullptr);
   EXPECT_EQ(h.session.exact_set()->recompiles(), 1);
-  // The probe paid for that compile: 13 + 4 (exact set), 2.5 + 2.5 (scatter).
-  EXPECT_NEAR(1e6 * r.probe_seconds, 13.0 + 4.0 + 2.5 + 2.5, 1e-9);
+  EXPECT_EQ(r.probe_compiles, 2);
+  // The probe paid for that compile: 13 + 1 (exact set), 3 (the compile),
+  // 2.5 + 2.5 (scatter).
+  EXPECT_NEAR(1e6 * r.probe_seconds, 13.0 + 1.0 + 3.0 + 2.5 + 2.5, 1e-9);
   EXPECT_EQ(h.clock.reads, clock_reads(r));
   EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
 }
@@ -1379,7 +1379,10 @@ TYPED_TEST(Adaptive, step_time_rise_reprobes_within_the_documented_bound)
   EXPECT_EQ(r.sampled_steps, 6);
   EXPECT_NEAR(1e6 * r.sampled_seconds, 1.0 + 3.0 + 3.0 + 3 * 1.8, 1e-9);
   EXPECT_EQ(r.probe_steps, 10 + 9);
-  EXPECT_EQ(h.clock.reads, 2 * (r.probe_steps + r.sampled_steps) + 2 * (4 + 4));
+  // The exact-set arm's first step compiles (timed apart); on this frozen set
+  // no compile is asked for after it, in either probe.
+  EXPECT_EQ(r.probe_compiles, 1);
+  EXPECT_EQ(h.clock.reads, 2 * (r.probe_steps + r.sampled_steps) + 2);
   EXPECT_EQ(h.clock.reads, clock_reads(r));
   std::ostringstream out;
   out << r;
@@ -1483,7 +1486,7 @@ TYPED_TEST(Adaptive, one_slow_sample_or_a_faster_step_does_not_reprobe)
   EXPECT_FALSE(h.session.probing());
   EXPECT_EQ(r.sampled_steps, 9);
   EXPECT_NEAR(1e6 * r.sampled_seconds, 1.0 + 3.0 + 1.0 + 1.0 + 3.0 + 1.0 + 3 * 0.3, 1e-9);
-  EXPECT_EQ(h.clock.reads, 2 * (10 + 9) + 2 * 4); // 4 exact-set probe steps
+  EXPECT_EQ(h.clock.reads, 2 * (10 + 9) + 2); // the exact-set arm's first compile
   EXPECT_EQ(h.clock.reads, clock_reads(r));
 }
 
@@ -1517,6 +1520,31 @@ TYPED_TEST(Adaptive, samples_that_compile_are_not_compared_with_a_compile_free_r
   EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
 }
 
+TYPED_TEST(Adaptive, settled_compiles_after_a_still_probe_read_no_clock)
+{
+  using ExecutionSpace = TypeParam;
+  // A frozen set for 20 steps, then a drift. The probe (decided at step 8:
+  // the other arms cut after round 1) sees no move: the exact-set arm's
+  // probe steps after its first compile nothing and ask for none, and the
+  // arm is chosen. From step 21 its settled steps compile the moving set:
+  // none of them is timed before the first sample (40) or a compile-rate
+  // re-probe (windows of 8 steps from step 9, the first full one shifted
+  // [25, 33), two needed: not before step 41).
+  auto const s = frozen_then_drift(20, 40);
+  Harness<ExecutionSpace> h(s.cols[0], time_options(), flat_prices(3.0, 1.0, 3.0));
+  h.run(s, 0, 21);
+  ASSERT_FALSE(h.session.probing());
+  ASSERT_EQ(h.session.active(), Arm::exact_set);
+  EXPECT_EQ(h.session.report().decisions.at(0).step, 8);
+  auto const compiles = h.session.exact_set()->compiles();
+  long const reads = h.clock.reads;
+  h.run(s, 21, 40);
+  EXPECT_EQ(h.session.exact_set()->compiles() - compiles, 19); // the set moved
+  EXPECT_FALSE(h.session.probing());
+  EXPECT_EQ(h.clock.reads, reads) << "settled compiles read the clock";
+  EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+}
+
 TYPED_TEST(Adaptive, sample_period_zero_turns_the_step_time_detector_off)
 {
   using ExecutionSpace = TypeParam;
@@ -1532,7 +1560,7 @@ TYPED_TEST(Adaptive, sample_period_zero_turns_the_step_time_detector_off)
   EXPECT_EQ(h.session.active(), Arm::scheduled);
   EXPECT_EQ(r.sampled_steps, 0);
   // the probe's steps only (and the 4 exact-set steps' compiles)
-  EXPECT_EQ(h.clock.reads, 2 * 10 + 2 * 4);
+  EXPECT_EQ(h.clock.reads, 2 * 10 + 2); // the exact-set arm's first compile
   EXPECT_EQ(h.clock.reads, clock_reads(r));
 }
 

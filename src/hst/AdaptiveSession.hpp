@@ -56,28 +56,35 @@
 //    the best arm until the compile-rate detector re-probed; on
 //    mesh_geometric_10000 under drift at rho 0.01 each of three re-probes
 //    that detector started kept it on a quiet measured step, 0.67x the
-//    best arm over 200 steps). So each of its probe steps compiles, an
-//    unchanged set too (after the step's apply, so that the compile's
-//    memory traffic does not slow the apply it would precede: before the
-//    apply it made the measured step of a 3000-column frozen set on
-//    grid2d_5pt_1000x1000 1.75x its steady step, and the session chose the
-//    scatter arm, 0.62x the best), and the session reads its clock around
-//    the compile as well as around the step: its cost is its cost per entry without the
-//    compile plus the compile's per entry times the share of steps it
-//    compiles on, the share of its measured steps whose set changed or, if
-//    higher, the share of the probe's pairs of steps on which the set
-//    changed (in a re-probe started by its own compile rate, at least that
-//    of the settled window that started it; the reason states a rate above
-//    its own steps'). The compile asked for costs a compile on each of the
-//    arm's probe steps whose set did not change (warm-up steps too), and is
-//    not counted as its step's (the report's us_per_step is the step as the
-//    arm runs it). With warmup_steps = 0 the measured compile of a new arm
-//    is its first, cold one. Before, the compile's
-//    price came from the arm's warm-up step, whose compile and step were
-//    cold: on rmat_s15 (drift, rho 0.002) that step took 2.2x a warm step
-//    with a compile (336 against 156 us; its compile alone 178 against 72
-//    us). The rate comes from a few pairs of steps (rmat_s15 under drift at
-//    rho 0.002: 0.4 in the probe, 0.18 over the run): a set whose motion
+//    best arm over 200 steps). So, once the probe has seen the set move
+//    (or the arm's own compile rate began the re-probe), each of its probe
+//    steps compiles, an unchanged set too (after the step's apply, so
+//    that the compile's memory traffic does not slow the apply it would
+//    precede: before the apply it made the measured step of a 3000-column
+//    frozen set on grid2d_5pt_1000x1000 1.75x its steady step, and the
+//    session chose the scatter arm, 0.62x the best), and the session reads
+//    its clock around the compile as well as around the step: its cost is
+//    its cost per entry without the compile plus the compile's per entry
+//    times the share of steps it compiles on, the share of its measured
+//    steps whose set changed or, if higher, the share of the probe's pairs
+//    of steps on which the set changed (in a re-probe started by its own
+//    compile rate, at least that of the settled window that started it; the
+//    reason states a rate above its own steps'). The compile asked for costs
+//    a compile on each of the arm's probe steps whose set did not change
+//    (warm-up steps too), and is not counted as its step's (the report's
+//    us_per_step is the step as the arm runs it). Where the set is first seen
+//    to move on a later step of another arm, after the arm's measured steps
+//    compiled nothing, the session compiles the arm for that step's set,
+//    timed, after that step's clock (a compile between steps, charged to the
+//    probe). On a set that does not move no compile is asked for: it would be
+//    priced and never charged (measured: it cost a frozen probe 10-28 us, one
+//    step of the exact-set arm with a compile). With warmup_steps = 0 the
+//    measured compile of a new arm is its first, cold one. Before, the
+//    compile's price came from the arm's warm-up step, whose compile and step
+//    were cold: on rmat_s15 (drift, rho 0.002) that step took 2.2x a warm
+//    step with a compile (336 against 156 us; its compile alone 178 against
+//    72 us). The rate comes from a few pairs of steps (rmat_s15 under drift
+//    at rho 0.002: 0.4 in the probe, 0.18 over the run): a set whose motion
 //    slows after the probe is charged more than it will pay.
 //    The arm with the lowest cost among those that completed is chosen; a
 //    re-probe keeps the active arm if it completed and no completed arm is
@@ -311,6 +318,11 @@ struct AdaptiveReport
   std::array<std::int64_t, arm_count> arm_steps{}; ///< steps each arm ran
   std::int64_t probe_steps = 0;                    ///< steps run while probing
   double probe_seconds = 0;                        ///< time of all probe steps (fenced)
+  /// Compiles of the exact-set arm timed apart from its steps while
+  /// probing ("Charge" in AdaptiveSession.hpp): on its probe steps, and
+  /// between steps where a move seen after its measured steps needs a price
+  /// (their time is in probe_seconds).
+  std::int64_t probe_compiles = 0;
   /// Time of the probe steps beyond what the arm each probe chose would have
   /// taken for them (their entries at its measured time per entry): the
   /// price of probing. Negative when switch_margin kept a slower arm, or
@@ -805,19 +817,27 @@ private:
     Arm const arm = probed();
     std::size_t const a = std::size_t(arm);
     std::int64_t const changes_before = set_changes(arm);
-    // The exact-set arm compiles on each of its probe steps, an unchanged
-    // set too (a compile asked for: `recompiled`), and its compile is timed
-    // apart from its step (see "Charge").
+    // The exact-set arm's compiles on its probe steps are timed apart from
+    // its step (see "Charge"); once a compile may be charged, it compiles on
+    // each of them, an unchanged set too (a compile asked for:
+    // `recompiled`).
     bool const exact_set = arm == Arm::exact_set;
+    std::int64_t recompiles_before = 0;
     if (exact_set)
     {
       make(arm, space);
-      exact_set_->time_next_compile(options_.clock);
+      recompiles_before = exact_set_->recompiles();
+      exact_set_->time_next_compile(options_.clock, compile_may_be_charged());
     }
     auto const [ids, seconds, work, compiled] = timed_dispatch(arm, space, cols, dx, y);
-    bool const recompiled = exact_set && compiled == 0;
+    bool const recompiled = exact_set && exact_set_->recompiles() > recompiles_before;
     double const compile_seconds = exact_set ? exact_set_->last_compile_seconds_ : 0;
+    if (exact_set)
+      report_.probe_compiles += compiled > 0 || recompiled;
+    std::int64_t const moved_before = moved_pairs_;
     count_step(ids, cols.extent(0), work, report_.steps - 1);
+    if (!exact_set && moved_pairs_ > moved_before)
+      price_compile(space, ids, cols.extent(0), work);
     bool const first_of_block = block_warmup_ == 0 && block_measured_ == 0;
     ++report_.probe_steps;
     report_.probe_seconds += seconds;
@@ -868,7 +888,7 @@ private:
       quiet_sum_[a] += seconds - compile_seconds;
       quiet_entries_[a] += work;
     }
-    if (exact_set)
+    if (exact_set && (compiled > 0 || recompiled))
     {
       compile_sum_ += compile_seconds;
       compile_entries_ += work;
@@ -886,6 +906,39 @@ private:
     else if (round_ == 2)
       return; // the block goes on
     next_block();
+  }
+
+  // Whether the exact-set arm's compiles may be charged in this probe (see
+  // compile_charge()): the probe saw the set move, or the arm's own compile
+  // rate began it. Until then a compile of an unchanged set is not asked
+  // for: on a still set it would be priced and never charged.
+  bool compile_may_be_charged() const
+  {
+    return moved_pairs_ > 0 ||
+           (why_.trigger == Trigger::shift && why_.trigger_arm == Arm::exact_set);
+  }
+
+  // The set moved on this step of another arm: if the exact-set arm's
+  // measured steps came before and compiled nothing (and it may still be
+  // chosen), its compile may now be charged and has no price. The session
+  // compiles it for this step's set, timed, after the step's clock (its
+  // cost is the probe's).
+  template <class ExecutionSpace>
+  void price_compile(ExecutionSpace const &space, Ordinal const *ids, std::size_t k,
+                     double work)
+  {
+    std::size_t const e = std::size_t(Arm::exact_set);
+    bool const may_be_chosen =
+        outcome_[e] == Outcome::complete || outcome_[e] == Outcome::running;
+    if (!exact_set_ || measured_[e] == 0 || compile_entries_ > 0 || !may_be_chosen)
+      return;
+    double const seconds =
+        exact_set_->timed_compile_between_steps(space, ids, k, options_.clock);
+    compile_sum_ += seconds;
+    compile_entries_ += work;
+    report_.probe_seconds += seconds;
+    probe_seconds_ += seconds;
+    ++report_.probe_compiles;
   }
 
   double mean(std::size_t a) const { return sum_[a] / measured_[a]; }

@@ -52,18 +52,32 @@ public:
 
 private:
   // The adaptive session times a compile apart from the step that makes it
-  // (AdaptiveSession, "Charge"): on its next step the arm compiles even an
-  // unchanged set (after that step's apply), and reads `clock` before and
-  // after the compile (its upload fenced) into last_compile_seconds_. A step
-  // that throws before it compiles leaves both for the retried step, which
-  // sets them again.
+  // (AdaptiveSession, "Charge"): on its next step the arm reads `clock`
+  // before and after a compile (its upload fenced) into
+  // last_compile_seconds_ (0 if it compiled nothing), and with
+  // `compile_unchanged` compiles even an unchanged set (after that step's
+  // apply). A step that throws before it compiles leaves both for the
+  // retried step, which sets them again.
   template <class, class, class>
   friend class AdaptiveSession;
-  void time_next_compile(std::function<double()> const &clock)
+  void time_next_compile(std::function<double()> const &clock, bool compile_unchanged)
   {
     compile_clock_ = &clock;
-    recompile_next_ = true;
+    recompile_next_ = compile_unchanged;
     last_compile_seconds_ = 0;
+  }
+  // Compiles `host_cols` (k distinct ids in [0, n_cols), checked by an
+  // earlier step of this operator) now, between steps, timed as above; the
+  // arm's next step takes them for its previous set. Returns the seconds.
+  template <class ExecutionSpace>
+  double timed_compile_between_steps(ExecutionSpace const &space,
+                                     Ordinal const *host_cols, std::size_t k,
+                                     std::function<double()> const &clock)
+  {
+    compile_clock_ = &clock;
+    timed_compile(space, host_cols, k, recompiles_);
+    history_.remember(host_cols, k);
+    return last_compile_seconds_;
   }
 
   template <class T>
@@ -102,6 +116,7 @@ private:
     {
       timed_compile(space, host_cols, k, recompiles_);
     }
+    compile_clock_ = nullptr; // time_next_compile asked for this step only
   }
 
   // compile(), counted in `count` and timed (its upload fenced) when
