@@ -317,11 +317,12 @@ struct AdaptiveReport
   std::int64_t steps = 0;                          ///< steps applied so far
   std::array<std::int64_t, arm_count> arm_steps{}; ///< steps each arm ran
   std::int64_t probe_steps = 0;                    ///< steps run while probing
-  double probe_seconds = 0;                        ///< time of all probe steps (fenced)
+  /// Time of all probe steps (fenced), and of the compiles a probe made
+  /// between its steps (see probe_compiles).
+  double probe_seconds = 0;
   /// Compiles of the exact-set arm timed apart from its steps while
   /// probing ("Charge" in AdaptiveSession.hpp): on its probe steps, and
-  /// between steps where a move seen after its measured steps needs a price
-  /// (their time is in probe_seconds).
+  /// between steps where a move seen after its measured steps needs a price.
   std::int64_t probe_compiles = 0;
   /// Time of the probe steps beyond what the arm each probe chose would have
   /// taken for them (their entries at its measured time per entry): the
