@@ -115,6 +115,7 @@ class AdaptiveReport:
     arm_steps: dict
     probe_steps: int
     probe_seconds: float
+    probe_compiles: int
     probe_excess_seconds: float
     sampled_steps: int
     sampled_seconds: float
@@ -257,6 +258,7 @@ class AdaptiveSession(_Session):
             arm_steps={a: int(stats["steps_" + a]) for a in ARMS},
             probe_steps=int(totals["probe_steps"]),
             probe_seconds=totals["probe_seconds"],
+            probe_compiles=int(totals["probe_compiles"]),
             probe_excess_seconds=totals["probe_excess_seconds"],
             sampled_steps=int(totals["sampled_steps"]),
             sampled_seconds=totals["sampled_seconds"],

@@ -487,6 +487,7 @@ public:
       out.insert("steps", double(r.steps));
       out.insert("probe_steps", double(r.probe_steps));
       out.insert("probe_seconds", r.probe_seconds);
+      out.insert("probe_compiles", double(r.probe_compiles));
       out.insert("probe_excess_seconds", r.probe_excess_seconds);
       out.insert("sampled_steps", double(r.sampled_steps));
       out.insert("sampled_seconds", r.sampled_seconds);

@@ -282,6 +282,7 @@ def test_stats_and_report(grid):
     assert report.decisions and report.decisions[0].chosen in hst.ARMS
     assert report.active == adapt.active in hst.ARMS
     assert report.probe_steps > 0 and report.probe_seconds > 0
+    assert report.probe_compiles >= 1  # the exact-set arm's first probe step compiles
     assert str(report).startswith("hst::AdaptiveSession:")
     ts = op.tile_stats()
     assert ts.tile == 8 and ts.tiles > 0 and ts.column_tiles == -(-op.num_cols // 8)
