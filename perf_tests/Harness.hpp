@@ -48,6 +48,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -62,6 +63,30 @@ using Ordinal = int;
 using ExecutionSpace = Kokkos::DefaultExecutionSpace;
 using MemorySpace = ExecutionSpace::memory_space;
 using Matrix = KokkosSparse::CrsMatrix<Scalar, Ordinal, ExecutionSpace>;
+/// A command-line value of a perf tool as a finite number; `fail(message)`
+/// (the tool's usage error, which does not return) names the flag otherwise.
+template <class Fail>
+double number_argument(std::string const &flag, std::string const &text, Fail &&fail)
+{
+  char *end = nullptr;
+  double const value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(value))
+    fail("argument '" + flag + "' expects a number, got '" + text + "'");
+  return value;
+}
+
+/// The same as an integer in [minimum, 1e9].
+template <class Fail>
+int count_argument(std::string const &flag, std::string const &text, int minimum,
+                   Fail &&fail)
+{
+  double const value = number_argument(flag, text, fail);
+  if (value != std::floor(value) || value < minimum || value > 1e9)
+    fail("argument '" + flag + "' expects an integer >= " + std::to_string(minimum) +
+         ", got '" + text + "'");
+  return int(value);
+}
+
 /// Median of a sample (NaN when empty): what every tool reports per rung.
 inline double median(std::vector<double> v)
 {

@@ -62,24 +62,6 @@ struct Arguments
   std::exit(2);
 }
 
-double number(std::string const &flag, std::string const &text)
-{
-  char *end = nullptr;
-  double const v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(v))
-    usage_error("argument '" + flag + "' expects a number, got '" + text + "'");
-  return v;
-}
-
-int count(std::string const &flag, std::string const &text, int minimum)
-{
-  double const v = number(flag, text);
-  if (v != std::floor(v) || v < minimum || v > 1e9)
-    usage_error("argument '" + flag + "' expects an integer >= " +
-                std::to_string(minimum) + ", got '" + text + "'");
-  return int(v);
-}
-
 Arguments parse(int argc, char *argv[])
 {
   Arguments a;
@@ -100,15 +82,15 @@ Arguments parse(int argc, char *argv[])
       a.motion = *m;
     }
     else if (flag == "--rho")
-      a.rho = number(flag, value);
+      a.rho = number_argument(flag, value, usage_error);
     else if (flag == "--steps")
-      a.steps = count(flag, value, 2);
+      a.steps = count_argument(flag, value, 2, usage_error);
     else if (flag == "--rounds")
-      a.rounds = count(flag, value, 1);
+      a.rounds = count_argument(flag, value, 1, usage_error);
     else if (flag == "--B")
-      a.width = count(flag, value, 1);
+      a.width = count_argument(flag, value, 1, usage_error);
     else if (flag == "--above")
-      a.above = number(flag, value);
+      a.above = number_argument(flag, value, usage_error);
     else
       usage_error("unknown argument '" + flag + "'");
   }

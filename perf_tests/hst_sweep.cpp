@@ -139,20 +139,12 @@ std::vector<std::string> split(std::string const &list)
 
 double parse_number(std::string const &flag, std::string const &text)
 {
-  char *end = nullptr;
-  double const value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(value))
-    usage_error("argument '" + flag + "' expects a number, got '" + text + "'");
-  return value;
+  return number_argument(flag, text, usage_error);
 }
 
 int parse_count(std::string const &flag, std::string const &text, int minimum)
 {
-  double const value = parse_number(flag, text);
-  if (value != std::floor(value) || value < minimum || value > 1e9)
-    usage_error("argument '" + flag + "' expects an integer >= " +
-                std::to_string(minimum) + ", got '" + text + "'");
-  return int(value);
+  return count_argument(flag, text, minimum, usage_error);
 }
 
 // The cost model's constants of this run, calibrated on the first operator
