@@ -110,7 +110,8 @@ constexpr char const *usage =
     "                against (about twice the time)\n"
     "  --variant NAME=VALUE,...  also time the adaptive session with these\n"
     "                AdaptiveOptions changed (warmup_steps, scheduled_extra_warmup,\n"
-    "                scheduled_rise_warmup, measure_steps, cut_ratio, switch_margin,\n"
+    "                scheduled_rise_warmup, scheduled_settle_steps, measure_steps,\n"
+    "                cut_ratio, switch_margin,\n"
     "                time_shift_ratio, model_margin, defer_jump_share (2: off);\n"
     "                model=1 gives it the cost model,\n"
     "                calibrated as --model does, model=op the same calibrated on\n"
@@ -173,6 +174,8 @@ hst::AdaptiveOptions parse_variant(std::string const &flag, std::string const &t
       o.scheduled_extra_warmup = parse_count(flag, value, 0);
     else if (name == "scheduled_rise_warmup")
       o.scheduled_rise_warmup = parse_count(flag, value, 0);
+    else if (name == "scheduled_settle_steps")
+      o.scheduled_settle_steps = parse_count(flag, value, 0);
     else if (name == "measure_steps")
       o.measure_steps = parse_count(flag, value, 1);
     else if (name == "cut_ratio")

@@ -191,14 +191,17 @@ hst::AdaptiveOptions small_options()
 }
 // The longest probe (no arm cut, every block warms up), as documented:
 // N (w + 1) + N (w + m - 1) + e (m > 1 ? 2 : 1) = 15 for small_options()
-// (e = 0); e counts when the scheduled arm is allowed.
-std::int64_t max_probe_length(hst::AdaptiveOptions const &o)
+// in a first probe (e = 0); e counts when the scheduled arm is allowed, and
+// in a re-probe it holds scheduled_settle_steps too (and, not counted here,
+// scheduled_rise_warmup in one that a rising step time began).
+std::int64_t max_probe_length(hst::AdaptiveOptions const &o, bool reprobe = false)
 {
   std::int64_t const n = std::int64_t(o.arms.size());
   std::int64_t const w = o.warmup_steps, m = o.measure_steps;
   bool const scheduled =
       std::find(o.arms.begin(), o.arms.end(), Arm::scheduled) != o.arms.end();
-  std::int64_t const e = scheduled ? o.scheduled_extra_warmup : 0;
+  std::int64_t const e =
+      scheduled ? o.scheduled_extra_warmup + (reprobe ? o.scheduled_settle_steps : 0) : 0;
   return n * (w + 1) + (m > 1 ? n * (w + m - 1) : 0) + e * (m > 1 ? 2 : 1);
 }
 
@@ -920,7 +923,7 @@ TYPED_TEST(Adaptive, follows_drift_to_jump_and_back_within_the_documented_bound)
   ShiftRun<ExecutionSpace> run;
   auto const &r = run.h.session.report();
   auto const &o = run.h.session.options();
-  std::int64_t const L = max_probe_length(o);
+  std::int64_t const L = max_probe_length(o, true);
   SCOPED_TRACE(::testing::Message() << r);
 
   // Drift: the scheduled arm, and every decision before the jump keeps it.
@@ -1020,6 +1023,9 @@ TYPED_TEST(Adaptive, exact_set_compile_rate_sees_a_frozen_set_start_to_move)
   Steps const s = frozen_then_drift(int(moves), 60);
   auto options = small_options();
   options.recheck_period = options.recheck_max_period = 1000;
+  // (Settling, tested apart, off: the scheduled arm's step 78 below, without
+  // the tiles of its catch-up, would fall and warm up too.)
+  options.scheduled_settle_steps = 0;
   // The scatter arm a little under 2x the scheduled arm's 1.0 us, off the
   // cut's tie (at 2.0 whether it was stopped rested on rounding).
   Prices prices = work_prices();
@@ -1366,7 +1372,7 @@ TYPED_TEST(Adaptive, step_time_rise_reprobes_within_the_documented_bound)
   EXPECT_EQ(d.probe_start, shift + options.sample_period + options.shift_windows - 1);
   EXPECT_EQ(d.probe_start, 76);
   EXPECT_EQ(d.step, 85);
-  EXPECT_LE(d.step, d.probe_start + max_probe_length(options));
+  EXPECT_LE(d.step, d.probe_start + max_probe_length(options, true));
   EXPECT_EQ(d.chosen, Arm::exact_set);
   EXPECT_EQ(d.reason, "scheduled step time 9.375 ns/entry vs 3.125 ns/entry at probe (2 "
                       "samples); scatter cut after round 1 (12.500 ns/entry > 2.00 x "
@@ -1432,6 +1438,60 @@ TYPED_TEST(Adaptive, scheduled_arm_warms_up_longer_in_a_reprobe_a_rise_began)
   EXPECT_EQ(on[1].warmup_steps, expected);
   EXPECT_EQ(on[1].measured_steps, off[1].measured_steps);
   EXPECT_EQ(on[1].step, off[1].step + 2);
+}
+
+TYPED_TEST(Adaptive, scheduled_arm_warms_up_while_its_steps_fall_in_a_reprobe)
+{
+  using ExecutionSpace = TypeParam;
+  // Drift: the first probe chooses the scatter arm (1.0 us against 1.8 and
+  // 5.0); from step 30 its price triples, and the sampled rise starts a
+  // re-probe. There the scheduled arm's steps cost 8 (its catch-up), 4, 3.2,
+  // then 2 us: still falling by more than 10% a step until its fourth.
+  // scheduled_settle_steps = s takes up to s of them as further warm-up:
+  // 0 measures 4 us, 1 measures 3.2 (neither below 3.0: scatter kept), 5
+  // measures 2 after three further warm-ups (the second step at 2 does not
+  // fall): the scheduled arm.
+  auto const s = one_motion(hw::Motion::drift, 160);
+  std::array<double, 4> const settling = {8.0, 4.0, 3.2, 2.0};
+  auto const decisions = [&](int settle_steps) {
+    auto options = time_options();
+    options.measure_steps = 1;
+    options.scheduled_settle_steps = settle_steps;
+    Harness<ExecutionSpace> h(s.cols[0], options, flat_prices(1.8, 5.0, 1.0));
+    std::size_t reprobe_steps = 0; // the scheduled arm's, in the re-probe
+    h.run(s, 0, s.cols.size(), [&](std::size_t i) {
+      if (i == 30)
+        h.clock.prices.step[slot(Arm::scatter)] = 3.0;
+      if (h.session.probing() && h.session.report().decisions.size() == 1 &&
+          h.session.running() == Arm::scheduled)
+        h.clock.prices.step[slot(Arm::scheduled)] =
+            settling[std::min(reprobe_steps++, settling.size() - 1)];
+    });
+    EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+    return h.session.report().decisions;
+  };
+  auto const off = decisions(0), one = decisions(1), on = decisions(5);
+  ASSERT_EQ(off.size(), 2u);
+  ASSERT_EQ(one.size(), 2u);
+  ASSERT_EQ(on.size(), 2u);
+  // The first probe (not a re-probe) is the same.
+  EXPECT_EQ(off[0].chosen, Arm::scatter);
+  EXPECT_EQ(on[0].step, off[0].step);
+  EXPECT_EQ(on[0].warmup_steps, off[0].warmup_steps);
+  EXPECT_EQ(off[1].reason.rfind("scatter step time", 0), 0u) << off[1].reason;
+  EXPECT_EQ(on[1].probe_start, off[1].probe_start);
+  EXPECT_EQ(one[1].probe_start, off[1].probe_start);
+  std::size_t const h = slot(Arm::scheduled);
+  EXPECT_EQ(off[1].chosen, Arm::scatter);
+  EXPECT_NEAR(off[1].us_per_step[h], 4.0, 1e-9);
+  EXPECT_EQ(one[1].chosen, Arm::scatter);
+  EXPECT_NEAR(one[1].us_per_step[h], 3.2, 1e-9);
+  EXPECT_EQ(one[1].warmup_steps[h], off[1].warmup_steps[h] + 1);
+  EXPECT_EQ(on[1].chosen, Arm::scheduled);
+  EXPECT_NEAR(on[1].us_per_step[h], 2.0, 1e-9);
+  EXPECT_EQ(on[1].warmup_steps[h], off[1].warmup_steps[h] + 3);
+  EXPECT_EQ(on[1].measured_steps, off[1].measured_steps);
+  EXPECT_EQ(on[1].step, off[1].step + 3);
 }
 
 TYPED_TEST(Adaptive, step_time_rise_of_an_exact_set_arm_that_compiles_every_step_reprobes)
@@ -1740,6 +1800,8 @@ TYPED_TEST(Adaptive, bad_options_are_rejected_naming_the_field)
        {"'options.scheduled_extra_warmup'", "got -2"}},
       {[](auto &o) { o.scheduled_rise_warmup = -1; },
        {"'options.scheduled_rise_warmup'", "got -1"}},
+      {[](auto &o) { o.scheduled_settle_steps = -1; },
+       {"'options.scheduled_settle_steps'", "got -1"}},
       {[](auto &o) { o.measure_steps = 0; }, {"'options.measure_steps'", "got 0"}},
       {[](auto &o) { o.cut_ratio = 0.5; }, {"'options.cut_ratio'", ">= 1", "got 0.5"}},
       {[](auto &o) { o.cut_ratio = std::nan(""); }, {"'options.cut_ratio'", "got nan"}},

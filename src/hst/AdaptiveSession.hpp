@@ -26,7 +26,13 @@
 //    of a scheduled-only run in two of three runs, 0.82x in the third;
 //    measured on its second step it lost such re-probes to the scatter
 //    arm, 1.3-1.5x slower over the rest of the run, and measured on its
-//    third it won them in three runs of three). Other steps are
+//    third it won them in three runs of three). In a re-probe, its block
+//    that catches up on a moving set also warms up while its steps still
+//    fall (AdaptiveOptions::scheduled_settle_steps, at most 3 by default): a
+//    step below 0.9x the block's step before it is a warm-up step, the first
+//    that is not is measured (measured on grid2d_5pt_1000x1000 under drift
+//    at rho 0.01: after the catch-up at step 40, 197, 192 us in some
+//    processes, 342, 254, 230 in others). Other steps are
 //    measured. Warm-up steps are charged to the probe, not compared.
 //    Measured steps are compared by their cost: an arm's time over its
 //    measured steps divided by their work, the stored entries of A[:, S_t]
@@ -203,12 +209,14 @@
 // reports every arm's prediction beside its measured cost.
 //
 // Probe length (N = arms.size(), w = warmup_steps, m = measure_steps, e =
-// scheduled_extra_warmup, plus scheduled_rise_warmup in a re-probe a rising
-// step time began, if the scheduled arm is allowed, else 0): at most
+// scheduled_extra_warmup, plus scheduled_settle_steps in a re-probe and
+// scheduled_rise_warmup in one a rising step time began, if the scheduled
+// arm is allowed, else 0): at most
 // L = N * (w + 1) + (m > 1 ? N * (w + m - 1) : 0) + e * (m > 1 ? 2 : 1)
 // steps (no arm cut); when every arm but the fastest is cut, (N - 1) * (w +
 // 1) + 2 w + m + e * (m > 1 ? 2 : 1) at most. With the defaults (3 arms,
-// w = 1, m = 1, e = 0): L <= 6, and 4 when the scheduled arm is deferred.
+// w = 1, m = 1; e = 0 in a first probe, 3 in a re-probe): L <= 6 in a first
+// probe (4 when the scheduled arm is deferred), 9 in a re-probe.
 // Round 1 takes N * (w + 1) steps (+ e on a moving set), less w + 1 for
 // each arm deferred or skipped by the model.
 //
@@ -222,8 +230,8 @@
 // after it is shifted), the re-probe starts within (H + 1) * W + w steps;
 // any other shift is decided by the next periodic re-check, at most
 // recheck_max_period + L steps after the shift. With the defaults (P = 32,
-// W = 16, H = 2, periods 256 .. 4096): 33 + 12 steps, 49 + 12 steps, or
-// 4096 + 12.
+// W = 16, H = 2, periods 256 .. 4096): 33 + 9 steps, 49 + 9 steps, or
+// 4096 + 9.
 //
 // Input checks are the held arms' own (each apply_cols checks its input
 // before writing anything); a rejected call is rethrown under this class's
@@ -407,6 +415,9 @@ inline AdaptiveOptions const &check_adaptive_options(AdaptiveOptions const &o, i
   if (o.scheduled_rise_warmup < 0)
     throw_invalid(where, "'options.scheduled_rise_warmup' must be >= 0, got ",
                   o.scheduled_rise_warmup);
+  if (o.scheduled_settle_steps < 0)
+    throw_invalid(where, "'options.scheduled_settle_steps' must be >= 0, got ",
+                  o.scheduled_settle_steps);
   if (o.measure_steps < 1)
     throw_invalid(where, "'options.measure_steps' must be >= 1, got ", o.measure_steps);
   if (!(o.cut_ratio >= 1))
@@ -865,7 +876,15 @@ private:
       warmup +=
           options_.scheduled_extra_warmup +
           (why_.trigger == Trigger::time_shift ? options_.scheduled_rise_warmup : 0);
-    if (catch_up_ && block_warmup_ < warmup)
+    // In a re-probe, a scheduled arm that catches up on a moving set warms
+    // up while its steps still fall (AdaptiveOptions::scheduled_settle_steps).
+    double const step_cost = seconds / work, block_last_cost = block_last_cost_;
+    block_last_cost_ = step_cost;
+    bool const settling = catch_up_ && arm == Arm::scheduled && moving_ &&
+                          !report_.decisions.empty() && block_measured_ == 0 &&
+                          block_warmup_ < warmup + options_.scheduled_settle_steps &&
+                          step_cost < detail::settled_fall_ratio * block_last_cost;
+    if ((catch_up_ && block_warmup_ < warmup) || settling)
     {
       ++block_warmup_;
       ++warmup_[a];
@@ -1189,6 +1208,7 @@ private:
   {
     block_warmup_ = 0;
     block_measured_ = 0;
+    block_last_cost_ = std::numeric_limits<double>::quiet_NaN();
     ++order_pos_;
     if (round_ == 1)
       pass_over_arms();
@@ -1264,6 +1284,7 @@ private:
     order_pos_ = 0;
     block_warmup_ = 0;
     block_measured_ = 0;
+    block_last_cost_ = std::numeric_limits<double>::quiet_NaN();
     moving_ = false;
     catch_up_ = false;
     pairs_ = 0;
@@ -1521,6 +1542,9 @@ private:
   bool catch_up_ = false;     // the current block began on a new set
   double probe_seconds_ = 0;
   double probe_entries_ = 0; // work of this probe's steps
+  // Seconds per entry of the current block's latest step (NaN before its
+  // first): whether its next step still falls (scheduled_settle_steps).
+  double block_last_cost_ = std::numeric_limits<double>::quiet_NaN();
   // Summed over the pairs of steps until the scheduled arm's round-1 turn:
   // the column tiles a step's entering columns opened over its column count.
   double opened_share_ = 0;

@@ -202,6 +202,20 @@ struct AdaptiveOptions
   /// above 0.7x of the best arm in three runs of three, the geomean unchanged;
   /// over the sweep's jump and drift cases within noise: off by default. >= 0.
   int scheduled_rise_warmup = 0;
+  /// At most this many further warm-up steps of the scheduled arm's block
+  /// that catches up in a re-probe on a moving set (after the warm-up above),
+  /// each taken only while its steps still fall: a step whose cost per entry
+  /// is below 0.9x the block's step before it (the catch-up step first) is
+  /// a warm-up step; the first that is not is measured. After tens of steps
+  /// of another arm its steps stay slow for several steps in some processes
+  /// and not in others: measured (2026-12-07, grid2d_5pt_1000x1000 under
+  /// drift at rho 0.01, the re-probe at step 40), after the catch-up 197,
+  /// 192, 193 us in one process and 342, 254, 230, 213 or 375, 322, 274,
+  /// 252 in others, against the scatter arm's 265; measured on the first,
+  /// those re-probes kept the scatter arm, 0.61-0.65x the best over the run.
+  /// On a step that is already steady this costs one step of the arm (the
+  /// catch-up step is always dearer than the next). 0 turns it off. >= 0.
+  int scheduled_settle_steps = 3;
   /// Measured steps an arm needs to be chosen; its cost is their time over
   /// their work, the entries of A[:, S] summed over those steps (sums, not
   /// a median, so that compiles inside them are charged). Round 1 measures
@@ -342,6 +356,10 @@ struct AdaptiveOptions
 
 namespace detail
 {
+
+// AdaptiveOptions::scheduled_settle_steps: a step whose cost per entry is
+// below this ratio times its block's step before it still falls (warms up).
+inline constexpr double settled_fall_ratio = 0.9;
 
 // The cut ratio (AdaptiveOptions and DistributedAdaptiveOptions::cut_ratio)
 // applied to the active arm in a re-probe: never below 1 / (1 -
