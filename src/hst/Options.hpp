@@ -213,8 +213,9 @@ struct AdaptiveOptions
   /// 192, 193 us in one process and 342, 254, 230, 213 or 375, 322, 274,
   /// 252 in others, against the scatter arm's 265; measured on the first,
   /// those re-probes kept the scatter arm, 0.61-0.65x the best over the run.
-  /// On a step that is already steady this costs one step of the arm (the
-  /// catch-up step is always dearer than the next). 0 turns it off. >= 0.
+  /// A block already steady pays one step of the arm: its catch-up step
+  /// re-plans the steps it missed and was dearer than the next in every
+  /// re-probe traced. 0 turns it off. >= 0.
   int scheduled_settle_steps = 3;
   /// Measured steps an arm needs to be chosen; its cost is their time over
   /// their work, the entries of A[:, S] summed over those steps (sums, not
