@@ -934,8 +934,14 @@ private:
   // for: on a still set it would be priced and never charged.
   bool compile_may_be_charged() const
   {
-    return moved_pairs_ > 0 ||
-           (why_.trigger == Trigger::shift && why_.trigger_arm == Arm::exact_set);
+    return moved_pairs_ > 0 || exact_set_compile_rate_began();
+  }
+
+  // Whether this probe is a re-probe that the exact-set arm's own compile
+  // rate began (the compile-rate detector, with the exact-set arm active).
+  bool exact_set_compile_rate_began() const
+  {
+    return why_.trigger == Trigger::shift && why_.trigger_arm == Arm::exact_set;
   }
 
   // The set moved on this step of another arm: if the exact-set arm's
@@ -1002,7 +1008,7 @@ private:
     if (pairs_ == 0 || measured_[a] == 0 || !(compile_entries_ > 0))
       return 0;
     double rate = double(moved_pairs_) / pairs_;
-    if (why_.trigger == Trigger::shift && why_.trigger_arm == Arm::exact_set)
+    if (exact_set_compile_rate_began())
       rate = std::max(rate, std::min(why_.shift_rate, 1.0));
     if (!(rate > double(events_[a]) / measured_[a]))
       return 0;
