@@ -165,16 +165,19 @@ int main(int argc, char *argv[])
       us[rung].push_back(std::move(t));
     }
 
-  auto const step_median = [&](Rung rung, int s) {
-    std::vector<double> v;
-    for (auto const &round : us[rung])
-      v.push_back(round[std::size_t(s)]);
-    return median(v);
-  };
+  // med[rung][step]: each step's median over the rounds, and their sums
+  std::map<Rung, std::vector<double>> med;
   std::map<Rung, double> total;
   for (Rung rung : rungs)
     for (int s = 0; s < p.steps; ++s)
-      total[rung] += step_median(rung, s);
+    {
+      std::vector<double> v;
+      for (auto const &round : us[rung])
+        v.push_back(round[std::size_t(s)]);
+      med[rung].push_back(median(std::move(v)));
+      total[rung] += med[rung].back();
+    }
+  auto const step_median = [&](Rung rung, int s) { return med[rung][std::size_t(s)]; };
   Rung best = Rung::scatter;
   for (Rung rung : {Rung::exact, Rung::scheduled})
     if (total[rung] < total[best])

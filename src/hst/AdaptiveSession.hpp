@@ -880,11 +880,12 @@ private:
     // up while its steps still fall (AdaptiveOptions::scheduled_settle_steps).
     double const step_cost = seconds / work, block_last_cost = block_last_cost_;
     block_last_cost_ = step_cost;
-    bool const settling = catch_up_ && arm == Arm::scheduled && moving_ &&
-                          !report_.decisions.empty() && block_measured_ == 0 &&
-                          block_warmup_ < warmup + options_.scheduled_settle_steps &&
-                          step_cost < detail::settled_fall_ratio * block_last_cost;
-    if ((catch_up_ && block_warmup_ < warmup) || settling)
+    int const settle = arm == Arm::scheduled && moving_ && !report_.decisions.empty()
+                           ? options_.scheduled_settle_steps
+                           : 0;
+    bool const falling = block_measured_ == 0 && block_warmup_ < warmup + settle &&
+                         step_cost < detail::settled_fall_ratio * block_last_cost;
+    if (catch_up_ && (block_warmup_ < warmup || falling))
     {
       ++block_warmup_;
       ++warmup_[a];
@@ -1210,11 +1211,17 @@ private:
     }
   }
 
-  void next_block()
+  // A block begins: no warm-up or measured step yet, no step to compare with.
+  void begin_block()
   {
     block_warmup_ = 0;
     block_measured_ = 0;
     block_last_cost_ = std::numeric_limits<double>::quiet_NaN();
+  }
+
+  void next_block()
+  {
+    begin_block();
     ++order_pos_;
     if (round_ == 1)
       pass_over_arms();
@@ -1288,9 +1295,7 @@ private:
       if (trigger != Trigger::moved || arm == report_.active || arm == Arm::scheduled)
         order_[order_size_++] = arm;
     order_pos_ = 0;
-    block_warmup_ = 0;
-    block_measured_ = 0;
-    block_last_cost_ = std::numeric_limits<double>::quiet_NaN();
+    begin_block();
     moving_ = false;
     catch_up_ = false;
     pairs_ = 0;
