@@ -1945,17 +1945,30 @@ TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_the_clock_only_when
     std::int64_t decided;
     std::int64_t loser_steps;
     std::vector<int> sampled; // in the watched steps [40, 160)
+    bool model = false;
   };
   std::vector<int> const sampled{41, 73, 105, 137};
+  // With the cost model, the step before each sample keeps its ids, and the
+  // sample counts them and refines the active arm's prediction (every arm is
+  // predicted alike, so the model skips no arm and starts no re-probe).
+  hst::CostConstants alike;
+  for (auto &arm : alike.arm)
+    arm.fixed = 1e-6;
   for (auto const &c :
        {Case{Arm::scheduled, 9, 2 + 2, sampled}, Case{Arm::exact_set, 9, 2 + 2, sampled},
-        Case{Arm::scatter, 9, 2 + 2, sampled}})
+        Case{Arm::scatter, 9, 2 + 2, sampled},
+        Case{Arm::scheduled, 9, 2 + 2, sampled, true},
+        Case{Arm::exact_set, 9, 2 + 2, sampled, true},
+        Case{Arm::scatter, 9, 2 + 2, sampled, true}})
   {
     Arm const winner = c.winner;
-    SCOPED_TRACE(to_string(winner));
+    SCOPED_TRACE(::testing::Message() << to_string(winner) << (c.model ? ", model" : ""));
     Prices prices = flat_prices(3.0, 3.0, 3.0);
     prices.step[slot(winner)] = 1.0;
-    Harness<ExecutionSpace> h(base.cols[0], options, prices);
+    auto case_options = options;
+    if (c.model)
+      case_options.model = alike;
+    Harness<ExecutionSpace> h(base.cols[0], case_options, prices);
     for (int i = 0; i < 40; ++i) // probe, then settle past the first windows
       h.step(base.cols[i % 2], base.dx[0]);
     ASSERT_FALSE(h.session.probing()) << h.session.report();
