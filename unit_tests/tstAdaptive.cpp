@@ -1939,86 +1939,74 @@ TYPED_TEST(Adaptive, settled_steps_allocate_nothing_and_read_the_clock_only_when
   // so no sample is shifted. Steps [40, 100) count Kokkos allocations (Kokkos
   // Tools attached), steps [100, 160) the heap (no tool attached:
   // AllocationWatch.hpp).
-  struct Case
-  {
-    Arm winner;
-    std::int64_t decided;
-    std::int64_t loser_steps;
-    std::vector<int> sampled; // in the watched steps [40, 160)
-    bool model = false;
-  };
-  std::vector<int> const sampled{41, 73, 105, 137};
+  std::int64_t const decided = 9, loser_steps = 2 + 2;
+  std::vector<int> const sampled{41, 73, 105, 137}; // in the watched steps [40, 160)
   // With the cost model, the step before each sample keeps its ids, and the
   // sample counts them and refines the active arm's prediction (every arm is
   // predicted alike, so the model skips no arm and starts no re-probe).
   hst::CostConstants alike;
   for (auto &arm : alike.arm)
     arm.fixed = 1e-6;
-  for (auto const &c :
-       {Case{Arm::scheduled, 9, 2 + 2, sampled}, Case{Arm::exact_set, 9, 2 + 2, sampled},
-        Case{Arm::scatter, 9, 2 + 2, sampled},
-        Case{Arm::scheduled, 9, 2 + 2, sampled, true},
-        Case{Arm::exact_set, 9, 2 + 2, sampled, true},
-        Case{Arm::scatter, 9, 2 + 2, sampled, true}})
-  {
-    Arm const winner = c.winner;
-    SCOPED_TRACE(::testing::Message() << to_string(winner) << (c.model ? ", model" : ""));
-    Prices prices = flat_prices(3.0, 3.0, 3.0);
-    prices.step[slot(winner)] = 1.0;
-    auto case_options = options;
-    if (c.model)
-      case_options.model = alike;
-    Harness<ExecutionSpace> h(base.cols[0], case_options, prices);
-    for (int i = 0; i < 40; ++i) // probe, then settle past the first windows
-      h.step(base.cols[i % 2], base.dx[0]);
-    ASSERT_FALSE(h.session.probing()) << h.session.report();
-    ASSERT_EQ(h.session.active(), winner);
-    long allocations = 0, heap = 0;
-    bool tools_loaded = false;
-    auto const decisions = h.session.report().decisions.size();
-    auto const sampled_before = h.session.report().sampled_steps;
-    EXPECT_EQ(sampled_before, 0);
-    std::vector<int> read_at;      // steps that read the clock
-    for (int i = 40; i < 160; ++i) // 120 steps: 15 windows end
+  for (bool const model : {false, true})
+    for (Arm const winner : {Arm::scheduled, Arm::exact_set, Arm::scatter})
     {
-      h.fill(base.cols[i % 2], base.dx[0]);
-      h.space.fence();
-      long const reads = h.clock.reads;
-      if (i < 100)
+      SCOPED_TRACE(::testing::Message() << to_string(winner) << (model ? ", model" : ""));
+      Prices prices = flat_prices(3.0, 3.0, 3.0);
+      prices.step[slot(winner)] = 1.0;
+      auto case_options = options;
+      if (model)
+        case_options.model = alike;
+      Harness<ExecutionSpace> h(base.cols[0], case_options, prices);
+      for (int i = 0; i < 40; ++i) // probe, then settle past the first windows
+        h.step(base.cols[i % 2], base.dx[0]);
+      ASSERT_FALSE(h.session.probing()) << h.session.report();
+      ASSERT_EQ(h.session.active(), winner);
+      long allocations = 0, heap = 0;
+      bool tools_loaded = false;
+      auto const decisions = h.session.report().decisions.size();
+      auto const sampled_before = h.session.report().sampled_steps;
+      EXPECT_EQ(sampled_before, 0);
+      std::vector<int> read_at;      // steps that read the clock
+      for (int i = 40; i < 160; ++i) // 120 steps: 15 windows end
       {
-        AllocationWatch watch;
-        h.session.apply_cols(h.space, h.cols, h.dx, h.y);
-        hst::kokkos_ext::fence(h.space, "hst_test::fence");
-        allocations += AllocationWatch::kokkos_allocations();
+        h.fill(base.cols[i % 2], base.dx[0]);
+        h.space.fence();
+        long const reads = h.clock.reads;
+        if (i < 100)
+        {
+          AllocationWatch watch;
+          h.session.apply_cols(h.space, h.cols, h.dx, h.y);
+          hst::kokkos_ext::fence(h.space, "hst_test::fence");
+          allocations += AllocationWatch::kokkos_allocations();
+        }
+        else
+        {
+          HeapWatch watch;
+          h.session.apply_cols(h.space, h.cols, h.dx, h.y);
+          hst::kokkos_ext::fence(h.space, "hst_test::fence");
+          heap += HeapWatch::heap_allocations();
+          tools_loaded = tools_loaded || watch.tools_loaded();
+        }
+        if (h.clock.reads != reads)
+        {
+          read_at.push_back(i);
+          EXPECT_EQ(h.clock.reads - reads, 2) << "step " << i;
+        }
       }
-      else
-      {
-        HeapWatch watch;
-        h.session.apply_cols(h.space, h.cols, h.dx, h.y);
-        hst::kokkos_ext::fence(h.space, "hst_test::fence");
-        heap += HeapWatch::heap_allocations();
-        tools_loaded = tools_loaded || watch.tools_loaded();
-      }
-      if (h.clock.reads != reads)
-      {
-        read_at.push_back(i);
-        EXPECT_EQ(h.clock.reads - reads, 2) << "step " << i;
-      }
+      EXPECT_EQ(allocations, 0) << "Kokkos allocations in settled steps";
+      ASSERT_FALSE(tools_loaded) << "a Kokkos tool is loaded (KOKKOS_TOOLS_LIBS?): "
+                                    "the heap count would include its allocations";
+      EXPECT_EQ(heap, 0) << "heap allocations in settled steps (no tool attached)";
+      EXPECT_EQ(read_at, sampled)
+          << "settled steps read the clock (and fence) off samples";
+      EXPECT_EQ(h.session.report().sampled_steps,
+                sampled_before + std::int64_t(sampled.size()));
+      EXPECT_NEAR(1e6 * h.session.report().sampled_seconds,
+                  1.0 * double(h.session.report().sampled_steps), 1e-9);
+      EXPECT_EQ(h.session.report().decisions.size(), decisions);
+      EXPECT_EQ(h.session.report().decisions.at(0).step, decided);
+      EXPECT_EQ(h.session.report().arm_steps[slot(winner)], 40 - loser_steps + 120);
     }
-    EXPECT_EQ(allocations, 0) << "Kokkos allocations in settled steps";
-    ASSERT_FALSE(tools_loaded) << "a Kokkos tool is loaded (KOKKOS_TOOLS_LIBS?): "
-                                  "the heap count would include its allocations";
-    EXPECT_EQ(heap, 0) << "heap allocations in settled steps (no tool attached)";
-    EXPECT_EQ(read_at, c.sampled)
-        << "settled steps read the clock (and fence) off samples";
-    EXPECT_EQ(h.session.report().sampled_steps,
-              sampled_before + std::int64_t(c.sampled.size()));
-    EXPECT_NEAR(1e6 * h.session.report().sampled_seconds,
-                1.0 * double(h.session.report().sampled_steps), 1e-9);
-    EXPECT_EQ(h.session.report().decisions.size(), decisions);
-    EXPECT_EQ(h.session.report().decisions.at(0).step, c.decided);
-    EXPECT_EQ(h.session.report().arm_steps[slot(winner)], 40 - c.loser_steps + 120);
-  }
 }
 
 // The watch itself sees allocations: a test that cannot fail proves nothing.
