@@ -26,7 +26,7 @@
 // --churn=X the share of the set replaced per step (0.01 by default);
 // --variant=NAME=VALUE,... adds a rung "variant": the adaptive session with
 // those DistributedAdaptiveOptions changed (arms, as names separated by
-// ':'; defer_scheduled, warmup_steps, measure_steps, cut_ratio,
+// ':'; defer_scheduled, warmup_steps, measure_steps, scheduled_settle_steps, cut_ratio,
 // switch_margin, sample_period, time_shift_ratio, model_margin,
 // defer_jump_share; inf where
 // a ratio takes infinity; model=1 gives it the cost model, each rank's
@@ -450,6 +450,8 @@ hst::DistributedAdaptiveOptions parse_variant(std::string const &text)
       o.warmup_steps = int(whole(std::numeric_limits<int>::max()));
     else if (name == "measure_steps")
       o.measure_steps = int(whole(std::numeric_limits<int>::max()));
+    else if (name == "scheduled_settle_steps")
+      o.scheduled_settle_steps = int(whole(std::numeric_limits<int>::max()));
     else if (name == "cut_ratio")
       o.cut_ratio = v;
     else if (name == "switch_margin")

@@ -13,6 +13,11 @@
 // lowest mean combined time over its measured steps among those not cut (a
 // re-probe keeps the active arm unless another is cheaper by more than
 // switch_margin, and cuts it only at a ratio the margin would not keep).
+// In a re-probe on a set that moved, a scheduled arm that is not the
+// incumbent catches up on the steps it missed, and its steps may fall for a
+// few steps more: its block takes up to scheduled_settle_steps further
+// warm-up steps while each combined step time falls below 0.9x the one
+// before it (as AdaptiveSession does with its own times).
 // Settled steps run the chosen arm with nothing added but a switch, except
 // sampled steps (every sample_period-th), which are timed and combined the
 // same way; shift_samples combined samples in a row above time_shift_ratio
@@ -120,6 +125,11 @@ inline std::ostream &operator<<(std::ostream &out, DistributedAdaptiveReport con
       if (d.skipped[a])
         s << "; " << to_string(Arm(a)) << " not probed (predicted " << d.skip_us[a]
           << " us/step > " << d.model_margin << " x " << d.skip_bound_us << ')';
+    for (std::size_t a = 0; a < distributed_arm_count; ++a)
+      if (d.settle_steps[a] > 0)
+        s << "; " << to_string(Arm(a)) << " warmed up " << d.settle_steps[a]
+          << " more step" << (d.settle_steps[a] == 1 ? "" : "s")
+          << " while its steps fell";
     for (std::size_t a = 0; a < distributed_arm_count; ++a)
       if (d.cut[a])
         s << "; " << to_string(Arm(a)) << " cut after " << d.measured_steps[a]

@@ -41,6 +41,16 @@ struct DistributedAdaptiveOptions
   /// Steps per arm that are compared: the arm's cost is the mean of their
   /// step times, each the slowest rank's. >= 1.
   int measure_steps = 2;
+  /// In a re-probe on a set that moved on some rank during the probe, the
+  /// block of a scheduled arm that is not the incumbent (it catches up on
+  /// the steps it missed) takes up to this many further warm-up steps while
+  /// its steps still fall: a step after its warmup_steps whose combined
+  /// time is below 0.9x the block's step before it is a warm-up step too,
+  /// and the first that does not fall is measured (as
+  /// AdaptiveOptions::scheduled_settle_steps in one process). Decided on
+  /// combined times, so alike on every rank. Such a step is not known to be
+  /// measured before it runs: it does not refine a cost model. 0: off. >= 0.
+  int scheduled_settle_steps = 3;
   /// An arm is cut, its block ended and the arm not chosen, as soon as the
   /// mean of its measured steps so far exceeds cut_ratio times the cost of
   /// an arm of the same probe that completed its measured steps (the
@@ -148,6 +158,9 @@ struct DistributedDecision
   /// `measured_steps` of its measured steps; us_per_step is their mean.
   std::array<bool, distributed_arm_count> cut{};
   std::array<std::int64_t, distributed_arm_count> measured_steps{};
+  /// Per arm: further warm-up steps its block took while its steps still
+  /// fell (DistributedAdaptiveOptions::scheduled_settle_steps).
+  std::array<std::int64_t, distributed_arm_count> settle_steps{};
   /// The scheduled arm was deferred (DistributedAdaptiveOptions::
   /// defer_scheduled): the set was the same on every rank over the probe's
   /// first `same_set_steps` steps.
@@ -212,6 +225,9 @@ inline void check_options(DistributedAdaptiveOptions const &o)
     throw_invalid("argument 'options.warmup_steps' must be >= 0, got ", o.warmup_steps);
   if (o.measure_steps < 1)
     throw_invalid("argument 'options.measure_steps' must be >= 1, got ", o.measure_steps);
+  if (o.scheduled_settle_steps < 0)
+    throw_invalid("argument 'options.scheduled_settle_steps' must be >= 0, got ",
+                  o.scheduled_settle_steps);
   if (!(o.cut_ratio >= 1))
     throw_invalid("argument 'options.cut_ratio' must be >= 1 (infinity: cut none), got ",
                   o.cut_ratio);
@@ -256,6 +272,7 @@ inline std::vector<double> collective_shape(DistributedAdaptiveOptions const &o)
 {
   std::vector<double> shape = {double(o.warmup_steps),
                                double(o.measure_steps),
+                               double(o.scheduled_settle_steps),
                                o.cut_ratio,
                                o.switch_margin,
                                double(o.sample_period),
@@ -312,6 +329,7 @@ public:
       : arms_(options.arms)
       , warmup_(options.warmup_steps)
       , measure_(options.measure_steps)
+      , settle_max_(options.scheduled_settle_steps)
       , cut_ratio_(options.cut_ratio)
       , margin_(options.switch_margin)
       , sample_period_(options.sample_period)
@@ -338,7 +356,7 @@ public:
               probe_step_ > 0,
               true,
               model_,
-              block_step_ >= warmup_,
+              block_step_ >= warmup_ + settle_granted_ && !may_settle(),
               probe_step_ > 0 && jump_pending()};
     bool const sampled = is_sample();
     return {report_.active,
@@ -362,6 +380,7 @@ public:
               double combined_columns = 0)
   {
     Step const step = plan();
+    bool const may_settle_now = report_.probing && may_settle();
     ++report_.steps;
     ++report_.arm_steps[std::size_t(step.arm)];
     if (step.timed)
@@ -380,8 +399,17 @@ public:
       ++probe_step_;
       std::size_t const a = std::size_t(step.arm);
       bool cut = false;
-      if (block_step_ >= warmup_)
+      double const block_last = block_last_;
+      block_last_ = combined_seconds;
+      if (block_step_ >= warmup_ + settle_granted_ && may_settle_now &&
+          combined_seconds < settled_fall_ratio * block_last)
       {
+        ++settle_granted_; // still falling: one more warm-up step
+        ++pending_.settle_steps[a];
+      }
+      else if (block_step_ >= warmup_ + settle_granted_)
+      {
+        ++block_measured_;
         sum_[a] += combined_seconds;
         auto &measured = pending_.measured_steps[a];
         ++measured;
@@ -395,7 +423,7 @@ public:
       }
       if (++block_step_ == block() || cut)
       {
-        block_step_ = 0;
+        begin_block();
         ++position_;
         pass_over_arms();
       }
@@ -431,7 +459,32 @@ public:
   DistributedAdaptiveReport const &report() const { return report_; }
 
 private:
-  std::int64_t block() const { return std::int64_t(warmup_) + measure_; }
+  std::int64_t block() const
+  {
+    return std::int64_t(warmup_) + settle_granted_ + measure_;
+  }
+
+  // A block begins: no step of it yet.
+  void begin_block()
+  {
+    block_step_ = 0;
+    settle_granted_ = 0;
+    block_measured_ = 0;
+    block_last_ = std::numeric_limits<double>::quiet_NaN();
+  }
+
+  // Whether this step of the block, if it falls below settled_fall_ratio x
+  // the block's step before it, is one more warm-up step
+  // (DistributedAdaptiveOptions::scheduled_settle_steps): a re-probe's block
+  // of a scheduled arm that is not the incumbent, on a set that moved on
+  // some rank in this probe, none of its steps measured yet and the cap not
+  // reached. Combined numbers and step counts only.
+  bool may_settle() const
+  {
+    return settle_granted_ < settle_max_ && block_measured_ == 0 &&
+           order_[position_] == Arm::scheduled && !report_.decisions.empty() &&
+           report_.active != Arm::scheduled && moved_pairs_ > 0;
+  }
 
   // The scheduled arm is deferred on a set that does not move, unless it is
   // the incumbent of a re-probe (an incumbent is compared, not set aside) or
@@ -655,7 +708,7 @@ private:
     set_moved_probe_ = set_moved;
     order_.assign(std::begin(order), std::end(order));
     position_ = 0;
-    block_step_ = 0;
+    begin_block();
     probe_step_ = 0;
     pairs_ = 0;
     moved_pairs_ = 0;
@@ -673,6 +726,7 @@ private:
   std::vector<Arm> arms_;
   int warmup_;
   int measure_;
+  int settle_max_;
   double cut_ratio_;
   double margin_;
   std::int64_t sample_period_;
@@ -691,6 +745,9 @@ private:
   std::vector<Arm> order_;   // this probe's arms, in the order they run
   std::size_t position_ = 0; // order_[position_] runs now
   std::int64_t block_step_ = 0;
+  std::int64_t settle_granted_ = 0; // further warm-up steps of this block (may_settle)
+  std::int64_t block_measured_ = 0; // measured steps of this block
+  double block_last_ = std::numeric_limits<double>::quiet_NaN(); // its step before
   std::int64_t probe_step_ = 0;
   std::int64_t pairs_ = 0;       // probe steps compared with the one before
   std::int64_t moved_pairs_ = 0; // of which on a set that moved on some rank
