@@ -54,6 +54,7 @@ mutants=(
   "lockstep-keeps-the-given-order|src/hst/distributed/detail/LockstepPolicy.hpp|s/if (model_ \&\& position_ > 0 \&\& !deferral_pending)/if (model_ \&\& position_ > 0 \&\& !deferral_pending \&\& false)/|the distributed session's model weighs a dear arm before the arm predicted cheapest has run|tstLockstepPolicy"
   "lockstep-predicted-at-switch-margin|src/hst/distributed/detail/LockstepPolicy.hpp|s/model_margin_ \* predicted_\[std::size_t(best)\] < active/predicted_[std::size_t(best)] < active/|the distributed session re-probes on any predicted gap, not model_margin's|tstLockstepPolicy"
   "lockstep-never-cuts|src/hst/distributed/detail/LockstepPolicy.hpp|s/^        cut = measured < measure_ \&\& /        cut = false \&\& /|the distributed session never cuts a clearly slower arm|tstLockstepPolicy"
+  "lockstep-settles-without-a-fall|src/hst/distributed/detail/LockstepPolicy.hpp|s/^          combined_seconds < settled_fall_ratio \* block_last)$/          (void(block_last), true))/|the distributed session's catch-up block warms up to the cap whether or not its steps fall|tstLockstepPolicy"
   "resync-accumulates|src/hst/Resync.hpp|s/      y(r, b) = sum;/      y(r, b) += sum;/|resync adds A x to y instead of setting it|tstLongRun"
 )
 
