@@ -3,7 +3,8 @@
 // on every rank, one arm per step, the same arm on every rank.
 //
 // A probe runs each allowed arm (DistributedAdaptiveOptions::arms, in order)
-// for warmup_steps + measure_steps consecutive steps, each timed on every
+// for warmup_steps + measure_steps consecutive steps (a re-probe's scheduled
+// arm may warm up longer: below), each timed on every
 // rank (fence the caller's instance, read the clock, apply with the exchange,
 // fence, read the clock) and combined at once with one MPI_Allreduce (MAX: a
 // step is as slow as its slowest rank). An arm whose measured steps so far
