@@ -423,6 +423,20 @@ TYPED_TEST(Distributed, bad_input_on_one_rank_throws_on_every_rank)
   expect_invalid(
       [&] { (void)op.adaptive(to_view<memory_space>(good), 2, adaptive_strict); },
       {"on rank 0", "'options.session.strict'"});
+  // The settle rule's cap: bad on one rank, or different on one rank (it
+  // changes which arm runs at which step, so every rank must hold the same).
+  hst::DistributedAdaptiveOptions adaptive_settle;
+  adaptive_settle.scheduled_settle_steps = rank == bad ? -1 : 3;
+  expect_invalid(
+      [&] { (void)op.adaptive(to_view<memory_space>(good), 2, adaptive_settle); },
+      {rank_text, "'options.scheduled_settle_steps' must be >= 0"});
+  if (size > 1)
+  {
+    adaptive_settle.scheduled_settle_steps = rank == bad ? 4 : 3;
+    expect_invalid(
+        [&] { (void)op.adaptive(to_view<memory_space>(good), 2, adaptive_settle); },
+        {"'options' differs from rank 0's"});
+  }
   // More columns than the rank owns (one repeats).
   with_arm(op, Kind::scatter, to_view<typename ExecutionSpace::memory_space>(good), width,
            [&](auto &arm) {
