@@ -409,7 +409,6 @@ public:
       }
       else if (block_step_ >= warmup_ + settle_granted_)
       {
-        ++block_measured_;
         sum_[a] += combined_seconds;
         auto &measured = pending_.measured_steps[a];
         ++measured;
@@ -469,7 +468,6 @@ private:
   {
     block_step_ = 0;
     settle_granted_ = 0;
-    block_measured_ = 0;
     block_last_ = std::numeric_limits<double>::quiet_NaN();
   }
 
@@ -481,7 +479,7 @@ private:
   // reached. Combined numbers and step counts only.
   bool may_settle() const
   {
-    return settle_granted_ < settle_max_ && block_measured_ == 0 &&
+    return settle_granted_ < settle_max_ && block_step_ <= warmup_ + settle_granted_ &&
            order_[position_] == Arm::scheduled && !report_.decisions.empty() &&
            report_.active != Arm::scheduled && moved_pairs_ > 0;
   }
@@ -746,7 +744,6 @@ private:
   std::size_t position_ = 0; // order_[position_] runs now
   std::int64_t block_step_ = 0;
   std::int64_t settle_granted_ = 0; // further warm-up steps of this block (may_settle)
-  std::int64_t block_measured_ = 0; // measured steps of this block
   double block_last_ = std::numeric_limits<double>::quiet_NaN(); // its step before
   std::int64_t probe_step_ = 0;
   std::int64_t pairs_ = 0;       // probe steps compared with the one before
