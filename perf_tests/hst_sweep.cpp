@@ -111,6 +111,7 @@ constexpr char const *usage =
     "  --variant NAME=VALUE,...  also time the adaptive session with these\n"
     "                AdaptiveOptions changed (warmup_steps, scheduled_extra_warmup,\n"
     "                scheduled_rise_warmup, scheduled_settle_steps, measure_steps,\n"
+    "                scheduled_confirm_steps, scheduled_confirm_ratio,\n"
     "                cut_ratio, switch_margin,\n"
     "                time_shift_ratio, model_margin, defer_jump_share (2: off);\n"
     "                model=1 gives it the cost model,\n"
@@ -176,6 +177,10 @@ hst::AdaptiveOptions parse_variant(std::string const &flag, std::string const &t
       o.scheduled_rise_warmup = parse_count(flag, value, 0);
     else if (name == "scheduled_settle_steps")
       o.scheduled_settle_steps = parse_count(flag, value, 0);
+    else if (name == "scheduled_confirm_steps")
+      o.scheduled_confirm_steps = parse_count(flag, value, 0);
+    else if (name == "scheduled_confirm_ratio")
+      o.scheduled_confirm_ratio = parse_number(flag, value);
     else if (name == "measure_steps")
       o.measure_steps = parse_count(flag, value, 1);
     else if (name == "cut_ratio")

@@ -173,10 +173,13 @@ hw::WorkloadOptions motion(hw::Motion m, std::uint64_t seed)
 // shifted sample; 2 samples in a row above 1.5x the arm's probe mean start a
 // re-probe. The scheduled arm is probed on frozen sets too: these tests have
 // the clock rank every arm (the deferral on a frozen set has its own tests).
+// No confirmation of the scheduled arm (it has its own test), so that each
+// probe's length is that of its rounds.
 hst::AdaptiveOptions small_options()
 {
   hst::AdaptiveOptions o;
   o.defer_scheduled = false;
+  o.scheduled_confirm_steps = 0;
   o.arms = {Arm::exact_set, Arm::scheduled, Arm::scatter};
   o.warmup_steps = 1;
   o.measure_steps = 3;
@@ -190,10 +193,11 @@ hst::AdaptiveOptions small_options()
   return o;
 }
 // The longest probe (no arm cut, every block warms up), as documented:
-// N (w + 1) + N (w + m - 1) + e (m > 1 ? 2 : 1) = 15 for small_options()
-// in a first probe (e = 0); e counts when the scheduled arm is allowed, and
-// in a re-probe it holds scheduled_settle_steps too (and, not counted here,
-// scheduled_rise_warmup in one that a rising step time began).
+// N (w + 1) + N (w + m - 1) + e (m > 1 ? 2 : 1) + (c > 0 ? 2 (w + c) + e : 0)
+// = 15 for small_options() in a first probe (e = 0, c = 0); e and c count
+// when the scheduled arm is allowed, c in a re-probe only, where e holds
+// scheduled_settle_steps too (and, not counted here, scheduled_rise_warmup
+// in one that a rising step time began).
 std::int64_t max_probe_length(hst::AdaptiveOptions const &o, bool reprobe = false)
 {
   std::int64_t const n = std::int64_t(o.arms.size());
@@ -202,7 +206,9 @@ std::int64_t max_probe_length(hst::AdaptiveOptions const &o, bool reprobe = fals
       std::find(o.arms.begin(), o.arms.end(), Arm::scheduled) != o.arms.end();
   std::int64_t const e =
       scheduled ? o.scheduled_extra_warmup + (reprobe ? o.scheduled_settle_steps : 0) : 0;
-  return n * (w + 1) + (m > 1 ? n * (w + m - 1) : 0) + e * (m > 1 ? 2 : 1);
+  std::int64_t const c = scheduled && reprobe ? o.scheduled_confirm_steps : 0;
+  return n * (w + 1) + (m > 1 ? n * (w + m - 1) : 0) + e * (m > 1 ? 2 : 1) +
+         (c > 0 ? 2 * (w + c) + e : 0);
 }
 
 // Prices under which drift favours the scheduled arm (few new tiles), jump
@@ -1494,6 +1500,106 @@ TYPED_TEST(Adaptive, scheduled_arm_warms_up_while_its_steps_fall_in_a_reprobe)
   EXPECT_EQ(on[1].step, off[1].step + 3);
 }
 
+TYPED_TEST(Adaptive, scheduled_arm_near_a_tie_in_a_reprobe_on_a_moving_set_is_confirmed)
+{
+  using ExecutionSpace = TypeParam;
+  // Drift, one measured step per arm, no settle steps: the first probe
+  // chooses the scatter arm (1.0 us against 1.8 and 5.0); from step 30 its
+  // price triples, and the sampled rise starts a re-probe. There the
+  // scheduled arm's first block (its catch-up, then one measured step) runs
+  // at `first_block` us a step. At 3.5, within scheduled_confirm_ratio
+  // (1.25) of the scatter arm's 3.0, the two run a second block each (one
+  // warm-up step, then 3 measured), the scheduled arm's steps at
+  // `confirming` us: 2.0 wins the decision, 3.5 keeps the scatter arm. At 4.0
+  // (above 1.25x) there is no confirmation, nor on a set that does not move
+  // (frozen), nor with scheduled_confirm_steps = 0, nor in the first probe
+  // (the scheduled arm at 1.2 there does not start one).
+  struct Probe
+  {
+    std::vector<hst::AdaptiveDecision> decisions;
+    std::int64_t scheduled_reprobe_steps = 0;
+  };
+  auto const probe = [&](hw::Motion motion, int confirm_steps, double first_block,
+                         double confirming, double first_probe_scheduled = 1.8) {
+    auto const s = one_motion(motion, 120);
+    auto options = time_options();
+    options.measure_steps = 1;
+    options.scheduled_settle_steps = 0;
+    options.scheduled_confirm_steps = confirm_steps;
+    Harness<ExecutionSpace> h(s.cols[0], options,
+                              flat_prices(first_probe_scheduled, 5.0, 1.0));
+    std::int64_t scheduled_steps = 0;
+    h.run(s, 0, s.size(), [&](std::size_t i) {
+      if (i == 30)
+        h.clock.prices.step[slot(Arm::scatter)] = 3.0;
+      auto const &r = h.session.report();
+      if (h.session.probing() && r.decisions.size() == 1 &&
+          h.session.running() == Arm::scheduled)
+        h.clock.prices.step[slot(Arm::scheduled)] =
+            scheduled_steps++ < 2 ? first_block : confirming;
+    });
+    auto const &r = h.session.report();
+    EXPECT_EQ(h.clock.reads, clock_reads(r));
+    EXPECT_LE(h.error_vs_full_recompute(), 1e-13);
+    return Probe{r.decisions, scheduled_steps};
+  };
+  std::size_t const h = slot(Arm::scheduled), c = slot(Arm::scatter);
+  std::string const confirmed = "scheduled and scatter confirmed on 3 more steps each";
+  auto const off = probe(hw::Motion::drift, 0, 3.5, 2.0);
+  ASSERT_EQ(off.decisions.size(), 2u);
+  EXPECT_EQ(off.decisions[0].chosen, Arm::scatter);
+  EXPECT_EQ(off.decisions[1].reason.rfind("scatter step time", 0), 0u)
+      << off.decisions[1].reason;
+  EXPECT_EQ(off.decisions[1].chosen, Arm::scatter);
+  EXPECT_EQ(off.scheduled_reprobe_steps, 2);
+
+  auto const wins = probe(hw::Motion::drift, 3, 3.5, 2.0);
+  ASSERT_EQ(wins.decisions.size(), 2u);
+  auto const &w = wins.decisions[1], &o = off.decisions[1];
+  EXPECT_EQ(w.probe_start, o.probe_start);
+  EXPECT_EQ(w.chosen, Arm::scheduled) << w.reason;
+  EXPECT_NEAR(w.us_per_step[h], 2.0, 1e-9);
+  EXPECT_NEAR(w.us_per_step[c], 3.0, 1e-9);
+  EXPECT_EQ(w.measured_steps[h], 3);
+  EXPECT_EQ(w.measured_steps[c], 3);
+  // each first block's measured step is counted as warm-up, and so is each
+  // confirming block's first step
+  EXPECT_EQ(w.warmup_steps[h], o.warmup_steps[h] + 2);
+  EXPECT_EQ(w.warmup_steps[c], o.warmup_steps[c] + 2);
+  EXPECT_EQ(w.step, o.step + 8);
+  EXPECT_EQ(wins.scheduled_reprobe_steps, 6);
+  EXPECT_NE(w.reason.find(confirmed), std::string::npos) << w.reason;
+
+  auto const loses = probe(hw::Motion::drift, 3, 3.5, 3.5);
+  ASSERT_EQ(loses.decisions.size(), 2u);
+  EXPECT_EQ(loses.decisions[1].chosen, Arm::scatter);
+  EXPECT_NEAR(loses.decisions[1].us_per_step[h], 3.5, 1e-9);
+  EXPECT_EQ(loses.decisions[1].step, o.step + 8);
+  EXPECT_NE(loses.decisions[1].reason.find(confirmed), std::string::npos)
+      << loses.decisions[1].reason;
+
+  auto const far = probe(hw::Motion::drift, 3, 4.0, 2.0);
+  ASSERT_EQ(far.decisions.size(), 2u);
+  EXPECT_EQ(far.decisions[1].chosen, Arm::scatter);
+  EXPECT_EQ(far.decisions[1].step, o.step);
+  EXPECT_EQ(far.scheduled_reprobe_steps, 2);
+
+  auto const still = probe(hw::Motion::frozen, 3, 3.5, 2.0);
+  ASSERT_GE(still.decisions.size(), 2u);
+  EXPECT_EQ(still.decisions[1].chosen, Arm::scatter);
+  EXPECT_EQ(still.decisions[1].reason.find("confirmed"), std::string::npos)
+      << still.decisions[1].reason;
+  EXPECT_EQ(still.scheduled_reprobe_steps, 2);
+
+  // In the first probe the scheduled arm at 1.2 us, within 1.25x of the
+  // scatter arm, is not confirmed.
+  auto const first = probe(hw::Motion::drift, 3, 3.5, 2.0, 1.2);
+  ASSERT_GE(first.decisions.size(), 1u);
+  EXPECT_EQ(first.decisions[0].step, off.decisions[0].step);
+  EXPECT_EQ(first.decisions[0].reason.find("confirmed"), std::string::npos)
+      << first.decisions[0].reason;
+}
+
 TYPED_TEST(Adaptive, step_time_rise_of_an_exact_set_arm_that_compiles_every_step_reprobes)
 {
   using ExecutionSpace = TypeParam;
@@ -1802,6 +1908,12 @@ TYPED_TEST(Adaptive, bad_options_are_rejected_naming_the_field)
        {"'options.scheduled_rise_warmup'", "got -1"}},
       {[](auto &o) { o.scheduled_settle_steps = -1; },
        {"'options.scheduled_settle_steps'", "got -1"}},
+      {[](auto &o) { o.scheduled_confirm_steps = -2; },
+       {"'options.scheduled_confirm_steps'", "got -2"}},
+      {[](auto &o) { o.scheduled_confirm_ratio = 0.9; },
+       {"'options.scheduled_confirm_ratio'", ">= 1", "got 0.9"}},
+      {[](auto &o) { o.scheduled_confirm_ratio = std::nan(""); },
+       {"'options.scheduled_confirm_ratio'", ">= 1", "got nan"}},
       {[](auto &o) { o.measure_steps = 0; }, {"'options.measure_steps'", "got 0"}},
       {[](auto &o) { o.cut_ratio = 0.5; }, {"'options.cut_ratio'", ">= 1", "got 0.5"}},
       {[](auto &o) { o.cut_ratio = std::nan(""); }, {"'options.cut_ratio'", "got nan"}},

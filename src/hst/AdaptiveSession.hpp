@@ -94,9 +94,22 @@
 //    slows after the probe is charged more than it will pay.
 //    The arm with the lowest cost among those that completed is chosen; a
 //    re-probe keeps the active arm if it completed and no completed arm is
-//    cheaper by more than switch_margin. So a clearly worse arm costs about
-//    one step (plus a warm-up step on a new set), close arms are compared
-//    on measure_steps steps each, and nothing depends on the operator.
+//    cheaper by more than switch_margin. Before that, in a re-probe on a set
+//    it saw move, when the scheduled arm completed, is not about to be chosen and
+//    came within scheduled_confirm_ratio of the arm that is, the two run a
+//    second block each, the scheduled arm first (its confirmation,
+//    AdaptiveOptions::scheduled_confirm_steps): warm-up (warmup_steps, and
+//    the scheduled arm's extra and settle steps as in any of its blocks),
+//    then scheduled_confirm_steps measured steps in a row, whose cost
+//    replaces the arm's first block's; then the probe decides. A first
+//    block measures an arm on its second step, after the other arms' steps
+//    pushed its state out of cache, the scheduled arm's the most; both arms
+//    measured on consecutive steps compare them as they run when chosen
+//    (ADAPTIVE_LOG.md, 2026-12-07 (stop 43), has the traces and sweeps). So
+//    a clearly worse arm costs about one step (plus a warm-up step on a new
+//    set), close arms are compared on measure_steps steps each (on a moving
+//    set the scheduled arm and its near rival on more), and nothing depends
+//    on the operator.
 //    Deferral (AdaptiveOptions::defer_scheduled): every probe step compares
 //    its ids with the previous step's (O(k), probe steps only). Until the
 //    probe has seen the set move, the scheduled arm's round-1 block goes
@@ -211,12 +224,16 @@
 // Probe length (N = arms.size(), w = warmup_steps, m = measure_steps, e =
 // scheduled_extra_warmup, plus scheduled_settle_steps in a re-probe and
 // scheduled_rise_warmup in one a rising step time began, if the scheduled
-// arm is allowed, else 0): at most
+// arm is allowed, else 0; c = scheduled_confirm_steps in a re-probe if the
+// scheduled arm is allowed, else 0): at most
 // L = N * (w + 1) + (m > 1 ? N * (w + m - 1) : 0) + e * (m > 1 ? 2 : 1)
+//     + (c > 0 ? 2 * (w + c) + e : 0)
 // steps (no arm cut); when every arm but the fastest is cut, (N - 1) * (w +
-// 1) + 2 w + m + e * (m > 1 ? 2 : 1) at most. With the defaults (3 arms,
-// w = 1, m = 1; e = 0 in a first probe, 3 in a re-probe): L <= 6 in a first
-// probe (4 when the scheduled arm is deferred), 9 in a re-probe.
+// 1) + 2 w + m + e * (m > 1 ? 2 : 1) at most (no confirmation: the
+// scheduled arm was cut or is the fastest). With the defaults (3 arms, w =
+// 1, m = 1; e = 0 and c = 0 in a first probe, 3 and 3 in a re-probe): L <=
+// 6 in a first probe (4 when the scheduled arm is deferred), 20 in a
+// re-probe.
 // Round 1 takes N * (w + 1) steps (+ e on a moving set), less w + 1 for
 // each arm deferred or skipped by the model.
 //
@@ -230,8 +247,8 @@
 // after it is shifted), the re-probe starts within (H + 1) * W + w steps;
 // any other shift is decided by the next periodic re-check, at most
 // recheck_max_period + L steps after the shift. With the defaults (P = 32,
-// W = 16, H = 2, periods 256 .. 4096): 33 + 9 steps, 49 + 9 steps, or
-// 4096 + 9.
+// W = 16, H = 2, periods 256 .. 4096): 33 + 20 steps, 49 + 20 steps, or
+// 4096 + 20.
 //
 // Input checks are the held arms' own (each apply_cols checks its input
 // before writing anything); a rejected call is rethrown under this class's
@@ -418,6 +435,12 @@ inline AdaptiveOptions const &check_adaptive_options(AdaptiveOptions const &o, i
   if (o.scheduled_settle_steps < 0)
     throw_invalid(where, "'options.scheduled_settle_steps' must be >= 0, got ",
                   o.scheduled_settle_steps);
+  if (o.scheduled_confirm_steps < 0)
+    throw_invalid(where, "'options.scheduled_confirm_steps' must be >= 0, got ",
+                  o.scheduled_confirm_steps);
+  if (!(o.scheduled_confirm_ratio >= 1))
+    throw_invalid(where, "'options.scheduled_confirm_ratio' must be >= 1, got ",
+                  o.scheduled_confirm_ratio);
   if (o.measure_steps < 1)
     throw_invalid(where, "'options.measure_steps' must be >= 1, got ", o.measure_steps);
   if (!(o.cut_ratio >= 1))
@@ -862,9 +885,10 @@ private:
       // never run): its data is cold in cache. Or a block on a set other
       // than the one the arm last ran on: it catches up in compiled state.
       // The scatter arm keeps no set; it counts once the set is seen moving.
+      // The scheduled arm's confirmation follows other arms' steps.
       catch_up_ =
           (round_ == 1 && (report_.decisions.empty() || arm != why_.trigger_arm)) ||
-          (arm == Arm::scatter ? moving_ : new_set);
+          round_ == confirm_round || (arm == Arm::scatter ? moving_ : new_set);
     else if (new_set)
       moving_ = true; // a new set on a step right after the arm's own
     // The scheduled arm's state (piece lists, work list, compiled tiles) is
@@ -914,17 +938,19 @@ private:
       compile_sum_ += compile_seconds;
       compile_entries_ += work;
     }
-    if (measured_[a] == options_.measure_steps)
+    int const steps_needed = round_ == confirm_round ? options_.scheduled_confirm_steps
+                                                     : options_.measure_steps;
+    if (measured_[a] == steps_needed)
     {
       outcome_[a] = Outcome::complete;
       best_complete_ = std::min(best_complete_, cost(a));
     }
-    else if (round_ == 2 && cost(a) > cut_ratio_for(a) * best_complete_)
+    else if (round_ >= 2 && cost(a) > cut_ratio_for(a) * best_complete_)
     {
       outcome_[a] = Outcome::stopped;
       stop_reference_[a] = best_complete_;
     }
-    else if (round_ == 2)
+    else if (round_ >= 2)
       return; // the block goes on
     next_block();
   }
@@ -1350,6 +1376,9 @@ private:
     int jump_pairs = 0;              // jumping: over that many pairs of steps
     double compile_charge = 0;       // the exact-set arm's compiles charged at this rate
     bool charge_from_window = false; // the charge is the settled window's rate
+    bool confirmed = false; // the scheduled arm and confirmed_against ran a confirmation
+    std::array<double, 2> confirmed_from{}; // their first blocks' costs
+    Arm confirmed_against = Arm::scatter;   // the arm about to be chosen
   };
 
   std::string reason(Why const &w) const
@@ -1412,15 +1441,61 @@ private:
           << " of steps, >= " << options_.defer_jump_share << ')';
       else if (w.outcome[a] == Outcome::stopped)
         s << "; " << to_string(arm) << " stopped after " << w.measured[a] << " of "
-          << options_.measure_steps << " steps (" << ns(w.cost[a]) << " > "
-          << w.cut_ratio[a] << " x " << ns(w.stop_reference[a]) << ')';
+          << (w.confirmed && (arm == Arm::scheduled || arm == w.confirmed_against)
+                  ? options_.scheduled_confirm_steps
+                  : options_.measure_steps)
+          << " steps (" << ns(w.cost[a]) << " > " << w.cut_ratio[a] << " x "
+          << ns(w.stop_reference[a]) << ')';
     }
+    if (w.confirmed)
+      s << "; scheduled and " << to_string(w.confirmed_against) << " confirmed on "
+        << options_.scheduled_confirm_steps << " more steps each (first blocks "
+        << ns(w.confirmed_from[0]) << " <= " << options_.scheduled_confirm_ratio << " x "
+        << ns(w.confirmed_from[1]) << ')';
     if (w.compile_charge > 0)
       s << "; exact_set charged a compile on " << w.compile_charge << " of its steps ("
         << (w.charge_from_window ? "its compile rate when settled"
                                  : "the set changed on that share of the probe's steps")
         << ')';
     return s.str();
+  }
+
+  // The scheduled arm's confirmation (AdaptiveOptions::scheduled_confirm_steps):
+  // in a re-probe on a set it saw move, when the scheduled arm completed, is not
+  // about to be chosen and came within scheduled_confirm_ratio of the arm
+  // that is, a second block of each of the two (the scheduled arm's first),
+  // whose measured steps replace their costs; the first blocks' measured
+  // steps become warm-up steps.
+  bool confirm(Arm chosen)
+  {
+    std::size_t const s = std::size_t(Arm::scheduled), c = std::size_t(chosen);
+    if (report_.decisions.empty() || round_ == confirm_round ||
+        options_.scheduled_confirm_steps == 0 || chosen == Arm::scheduled ||
+        outcome_[s] != Outcome::complete || !(moved_pairs_ > 0 || moving_) ||
+        !(cost(s) <= options_.scheduled_confirm_ratio * cost(c)))
+      return false;
+    why_.confirmed = true;
+    why_.confirmed_from = {cost(s), cost(c)};
+    why_.confirmed_against = chosen;
+    for (std::size_t a : {s, c})
+    {
+      warmup_[a] += measured_[a];
+      measured_[a] = 0;
+      sum_[a] = 0;
+      entries_[a] = 0;
+      events_[a] = 0;
+      quiet_sum_[a] = 0;
+      quiet_entries_[a] = 0;
+      outcome_[a] = Outcome::running;
+    }
+    round_ = confirm_round;
+    order_[0] = Arm::scheduled;
+    order_[1] = chosen;
+    order_size_ = 2;
+    order_pos_ = 0;
+    best_complete_ = std::numeric_limits<double>::infinity();
+    begin_block();
+    return true;
   }
 
   void decide()
@@ -1445,6 +1520,8 @@ private:
     if (!first && outcome_[inc] == Outcome::complete &&
         !(best_cost < (1 - options_.switch_margin) * cost(inc)))
       chosen = incumbent;
+    if (confirm(chosen))
+      return; // the probe goes on
     std::size_t const c = std::size_t(chosen);
     for (std::size_t a = 0; a < arm_count; ++a)
       why_.cut_ratio[a] = cut_ratio_for(a); // before this decision is recorded
@@ -1540,8 +1617,9 @@ private:
   mutable std::size_t reasons_written_ = 0; // decisions whose reason report() wrote
   double window_rate_ = 0; // the compile rate of the latest shifted window
   std::int64_t probe_start_ = 0;
-  int round_ = 1;
-  std::array<Arm, arm_count> order_{}; // arms of this round, in order
+  int round_ = 1;                         // 1, 2, or confirm_round
+  static constexpr int confirm_round = 3; // the scheduled arm's confirmation
+  std::array<Arm, arm_count> order_{};    // arms of this round, in order
   std::size_t order_size_ = 0;
   std::size_t order_pos_ = 0; // the arm of the current block
   int block_warmup_ = 0;      // warm-up steps of the current block

@@ -217,6 +217,30 @@ struct AdaptiveOptions
   /// re-plans the steps it missed and was dearer than the next in every
   /// re-probe traced. 0 turns it off. >= 0.
   int scheduled_settle_steps = 3;
+  /// Measured steps of the scheduled arm's confirmation: at the end of a
+  /// re-probe that saw the set move, when the scheduled arm completed its
+  /// measured steps, another arm is about to be chosen, and the scheduled
+  /// arm's cost is at most `scheduled_confirm_ratio` times that arm's, each
+  /// of the two runs a second block, the scheduled arm first: warm-up steps
+  /// (warmup_steps; the scheduled arm's also scheduled_extra_warmup, and in a
+  /// re-probe scheduled_settle_steps while its steps fall), then this many
+  /// measured steps in a row, whose cost replaces the arm's cost from its
+  /// first block (whose measured steps are then counted as warm-up); then
+  /// the probe decides. A first block measures an arm on its second step,
+  /// after other arms' steps have pushed its state out of cache; the
+  /// scheduled arm holds the most (piece lists, work list, compiled tiles),
+  /// and on 1e6-row operators under drift its steps still fall for several
+  /// steps (see scheduled_settle_steps). Both arms measured on consecutive
+  /// steps compare them as they run when chosen; the scheduled arm's block
+  /// alone, against the other's first-block cost, chose it where it was
+  /// slower (the microsecond sweep, 2026-12-08: 295 against 315 of 336 cases
+  /// within 0.9x of the best arm). A near tie costs at most 2 (warmup_steps
+  /// + this) steps more, at most the ratio dearer in the scheduled arm's
+  /// block. 0 turns it off. >= 0.
+  int scheduled_confirm_steps = 3;
+  /// See `scheduled_confirm_steps`. >= 1, not NaN (infinity: every re-probe
+  /// on a moving set that completed the scheduled arm and does not choose it).
+  double scheduled_confirm_ratio = 1.25;
   /// Measured steps an arm needs to be chosen; its cost is their time over
   /// their work, the entries of A[:, S] summed over those steps (sums, not
   /// a median, so that compiles inside them are charged). Round 1 measures
