@@ -233,10 +233,13 @@ struct AdaptiveOptions
   /// steps (see scheduled_settle_steps). Both arms measured on consecutive
   /// steps compare them as they run when chosen; the scheduled arm's block
   /// alone, against the other's first-block cost, chose it where it was
-  /// slower (the microsecond sweep, 2026-12-08: 295 against 315 of 336 cases
-  /// within 0.9x of the best arm). A near tie costs at most 2 (warmup_steps
-  /// + this) steps more, at most the ratio dearer in the scheduled arm's
-  /// block. 0 turns it off. >= 0.
+  /// slower (the microsecond sweep, 2026-12-07: 295 against 315 of 336 cases
+  /// within 0.9x of the best arm, in every probe), and both blocks in first
+  /// probes as well cost that sweep 314 against 321 (its 2-3 us steps lie
+  /// within a few percent of each other). A near tie costs at most 2
+  /// (warmup_steps + this) + settle steps more, at most the ratio dearer in
+  /// the scheduled arm's block. The distributed session has no
+  /// confirmation. 0 turns it off. >= 0.
   int scheduled_confirm_steps = 3;
   /// See `scheduled_confirm_steps`. >= 1, not NaN (infinity: every re-probe
   /// on a moving set that completed the scheduled arm and does not choose it).
