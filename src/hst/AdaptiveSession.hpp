@@ -94,10 +94,10 @@
 //    slows after the probe is charged more than it will pay.
 //    The arm with the lowest cost among those that completed is chosen; a
 //    re-probe keeps the active arm if it completed and no completed arm is
-//    cheaper by more than switch_margin. Before that, in a re-probe on a set
-//    it saw move, when the scheduled arm completed, is not about to be chosen and
-//    came within scheduled_confirm_ratio of the arm that is, the two run a
-//    second block each, the scheduled arm first (its confirmation,
+//    cheaper by more than switch_margin. Before that, in a re-probe on a
+//    set it saw move, when the scheduled arm completed, is not about to be
+//    chosen and came within scheduled_confirm_ratio of the arm that is, the
+//    two run a second block each, the scheduled arm first (its confirmation,
 //    AdaptiveOptions::scheduled_confirm_steps): warm-up (warmup_steps, and
 //    the scheduled arm's extra and settle steps as in any of its blocks),
 //    then scheduled_confirm_steps measured steps in a row, whose cost
@@ -1460,12 +1460,8 @@ private:
     return s.str();
   }
 
-  // The scheduled arm's confirmation (AdaptiveOptions::scheduled_confirm_steps):
-  // in a re-probe on a set it saw move, when the scheduled arm completed, is not
-  // about to be chosen and came within scheduled_confirm_ratio of the arm
-  // that is, a second block of each of the two (the scheduled arm's first),
-  // whose measured steps replace their costs; the first blocks' measured
-  // steps become warm-up steps.
+  // Starts the confirmation round (see "Probing" above) and returns true if
+  // its conditions hold for the arm about to be chosen.
   bool confirm(Arm chosen)
   {
     std::size_t const s = std::size_t(Arm::scheduled), c = std::size_t(chosen);
