@@ -12,13 +12,19 @@
 // leftovers. R rounds, or more for short cases (--min-time); the reported
 // us/step is the median pass.
 // Every pass's answer is checked against the full recompute.
+// Each operator's cases run in a child process of their own (Measurer), so
+// that what earlier operators left in a process (its heap, its caches) does
+// not reach them; --one-process runs them all here.
 
 #include "Harness.hpp"
+#include <sys/wait.h>
+#include <unistd.h>
 #include <workload/Generators.hpp>
 #include <workload/MatrixMarket.hpp>
 #include <workload/Suite.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -32,6 +38,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace
@@ -48,8 +55,9 @@ struct Arguments
   // rows at the default k (0.3% of n), each pass timed from an empty arm or
   // session: making it and its first step are charged inside the run.
   bool microsecond = false;
-  // The adaptive session with the cost model, its constants calibrated on
-  // the first operator (Operator::calibrate), once for the run.
+  // The adaptive session with the cost model, its constants calibrated
+  // (Operator::calibrate) once per process: on each operator, or with
+  // --one-process on the first.
   bool model = false;
   bool growth = true;
   bool list = false;
@@ -78,6 +86,10 @@ struct Arguments
   bool model_per_operator = false;
   int width = 8;
   Layout layout = Layout::left;
+  // Each operator's cases (and each growth point) run in a child process of
+  // their own unless --one-process: a case's times then do not depend on
+  // what the operators before it left in the process (its heap, its caches).
+  bool one_process = false;
 };
 
 constexpr char const *usage =
@@ -85,13 +97,14 @@ constexpr char const *usage =
     "                 [--motions drift,jump,frozen] [--rho 0.002,0.01,0.05,0.25]\n"
     "                 [--steps 200] [--repeats R] [--min-time S] [--max-repeats N]\n"
     "                 [--B 8] [--layout left|right] [--noise-floor] [--no-growth]\n"
-    "                 [--variant NAME=VALUE,...] [--list]\n"
+    "                 [--variant NAME=VALUE,...] [--one-process] [--list]\n"
     "  --quick       the quick suite (about 3 minutes on 2 cores), at least 3 passes\n"
     "  --microsecond the microsecond-steps regime: full-suite operators of 1e4 to\n"
     "                3e5 rows, each arm's and the session's making and first step\n"
     "                charged inside its us/step (no growth series)\n"
     "  --model       the adaptive session with its cost model (AdaptiveOptions::model),\n"
-    "                calibrated once on the first operator (time printed, not charged)\n"
+    "                calibrated once per process: on each operator, or with\n"
+    "                --one-process on the first (time printed, not charged)\n"
     "  --out DIR     where sweep.csv, sweep.json, preparation.csv, growth.csv and\n"
     "                sweep-summary.txt go (default hst-results)\n"
     "  --operators   suite operators by name (see --list) instead of the suite\n"
@@ -121,6 +134,10 @@ constexpr char const *usage =
     "                rounds, and report it beside the default session (not with\n"
     "                --noise-floor)\n"
     "  --no-growth   skip the cost-growth series (1e4 to 1e6 rows at k = 300)\n"
+    "  --one-process every operator in this process, one after the other; by\n"
+    "                default each operator's cases (and each growth point) run in\n"
+    "                a child process of their own, Kokkos initialized there, so\n"
+    "                that no operator's times depend on those measured before it\n"
     "  --list        print the selected operators and exit\n";
 
 [[noreturn]] void usage_error(std::string const &message)
@@ -149,8 +166,8 @@ int parse_count(std::string const &flag, std::string const &text, int minimum)
   return count_argument(flag, text, minimum, usage_error);
 }
 
-// The cost model's constants of this run, calibrated on the first operator
-// (--model, --variant model=1) or on each (--variant model=op).
+// The cost model's constants of this process, calibrated on its first
+// operator (--model, --variant model=1) or on each (--variant model=op).
 std::optional<hst::CostConstants> &model_constants()
 {
   static std::optional<hst::CostConstants> constants;
@@ -245,6 +262,8 @@ Arguments parse(int argc, char *argv[])
       a.variant =
           parse_variant(flag, a.variant_text, a.variant_model, a.model_per_operator);
     }
+    else if (flag == "--one-process")
+      a.one_process = true;
     else if (flag == "--list")
       a.list = true;
     else if (flag == "--out")
@@ -637,7 +656,8 @@ void print_vs_best(std::ostream &out, std::vector<Case> const &cases,
 }
 
 void print_summary(std::ostream &out, std::vector<Case> const &cases,
-                   std::vector<OperatorInfo> const &infos, Arguments const &a)
+                   std::vector<OperatorInfo> const &infos, Arguments const &a,
+                   int concurrency)
 {
   std::map<std::string, double> full_us;
   for (auto const &info : infos)
@@ -650,7 +670,8 @@ void print_summary(std::ostream &out, std::vector<Case> const &cases,
     fewest = fewest == 0 ? c.passes : std::min(fewest, c.passes);
     most = std::max(most, c.passes);
   }
-  out << "\nSummary: B = " << a.width << ", x, y and each step's dx in Layout"
+  out << "\nSummary: " << ExecutionSpace::name() << " with " << concurrency
+      << " thread(s), B = " << a.width << ", x, y and each step's dx in Layout"
       << (a.layout == Layout::left ? "Left" : "Right") << " (--layout "
       << to_string(a.layout) << "), " << a.steps << " steps; each case's arms in "
       << fewest << " to " << most << " balanced rounds, median pass reported\n";
@@ -871,7 +892,8 @@ std::string json_object(std::map<Rung, double> const &values)
 }
 
 void write_outputs(Arguments const &a, std::vector<OperatorInfo> const &infos,
-                   std::vector<Case> const &cases, std::vector<GrowthPoint> const &growth)
+                   std::vector<Case> const &cases, std::vector<GrowthPoint> const &growth,
+                   int concurrency)
 {
   namespace fs = std::filesystem;
   fs::create_directories(a.out);
@@ -918,12 +940,14 @@ void write_outputs(Arguments const &a, std::vector<OperatorInfo> const &infos,
   std::ofstream json(fs::path(a.out) / "sweep.json");
   json << "{\n  \"context\": {\"kokkos_version\": " << KOKKOS_VERSION
        << ", \"execution_space\": " << json_string(ExecutionSpace::name())
-       << ", \"concurrency\": " << hst::kokkos_ext::concurrency(ExecutionSpace{})
-       << ", \"B\": " << a.width << ", \"layout\": " << json_string(layout)
-       << ", \"steps\": " << a.steps << ", \"repeats\": " << a.repeats
+       << ", \"concurrency\": " << concurrency << ", \"B\": " << a.width
+       << ", \"layout\": " << json_string(layout) << ", \"steps\": " << a.steps
+       << ", \"repeats\": " << a.repeats
        << ", \"min_time_s\": " << json_number(a.min_time)
        << ", \"max_repeats\": " << a.max_repeats
-       << ", \"quick\": " << (a.quick ? "true" : "false") << "},\n  \"operators\": [";
+       << ", \"quick\": " << (a.quick ? "true" : "false")
+       << ", \"one_process\": " << (a.one_process ? "true" : "false")
+       << "},\n  \"operators\": [";
   for (std::size_t i = 0; i < infos.size(); ++i)
   {
     auto const &o = infos[i];
@@ -963,8 +987,388 @@ void write_outputs(Arguments const &a, std::vector<OperatorInfo> const &infos,
   json << "\n  ]\n}\n";
 }
 
+// What one operator's (or growth point's) measurement sends back to the
+// sweep: a record of whitespace-separated fields, numbers exact (%.17g, read
+// back with strtod, inf and nan included), strings as LENGTH:TEXT. The same
+// path with --one-process and without, so both modes report alike.
+class RecordWriter
+{
+public:
+  RecordWriter &operator<<(double x)
+  {
+    char buffer[40];
+    std::snprintf(buffer, sizeof buffer, "%.17g ", x);
+    text_ += buffer;
+    return *this;
+  }
+  RecordWriter &operator<<(std::int64_t x)
+  {
+    text_ += std::to_string(x) + ' ';
+    return *this;
+  }
+  RecordWriter &operator<<(int x) { return *this << std::int64_t(x); }
+  RecordWriter &operator<<(std::string const &s)
+  {
+    text_ += std::to_string(s.size()) + ':' + s + ' ';
+    return *this;
+  }
+  RecordWriter &operator<<(std::map<Rung, double> const &values)
+  {
+    *this << std::int64_t(values.size());
+    for (auto const &[rung, value] : values)
+      *this << std::string(to_string(rung)) << value;
+    return *this;
+  }
+  std::string const &text() const { return text_; }
+
+private:
+  std::string text_;
+};
+
+class RecordReader
+{
+public:
+  // `what`: the measured operator, named in errors.
+  RecordReader(std::string what, std::string text)
+      : what_(std::move(what))
+      , in_(std::move(text))
+  {}
+  RecordReader &operator>>(double &x)
+  {
+    std::string const token = next();
+    char *end = nullptr;
+    x = std::strtod(token.c_str(), &end);
+    if (end != token.c_str() + token.size())
+      fail("a number", token);
+    return *this;
+  }
+  RecordReader &operator>>(std::int64_t &x)
+  {
+    std::string const token = next();
+    std::size_t used = 0;
+    try
+    {
+      x = std::stoll(token, &used);
+    }
+    catch (std::exception const &)
+    {
+      used = 0;
+    }
+    if (token.empty() || used != token.size())
+      fail("an integer", token);
+    return *this;
+  }
+  RecordReader &operator>>(int &x)
+  {
+    std::int64_t wide = 0;
+    *this >> wide;
+    x = int(wide);
+    return *this;
+  }
+  RecordReader &operator>>(bool &x)
+  {
+    std::int64_t wide = 0;
+    *this >> wide;
+    x = wide != 0;
+    return *this;
+  }
+  RecordReader &operator>>(std::string &s)
+  {
+    std::int64_t length = -1;
+    char colon = 0;
+    in_ >> length >> std::noskipws >> colon >> std::skipws;
+    if (!in_ || length < 0 || colon != ':')
+      fail("a LENGTH:TEXT string", "");
+    s.assign(std::size_t(length), '\0');
+    if (!in_.read(s.data(), length))
+      fail("a string of " + std::to_string(length) + " characters", "");
+    return *this;
+  }
+  RecordReader &operator>>(std::map<Rung, double> &values)
+  {
+    std::int64_t n = 0;
+    *this >> n;
+    for (std::int64_t i = 0; i < n; ++i)
+    {
+      std::string name;
+      double value = 0;
+      *this >> name >> value;
+      auto const &rungs = all_rungs();
+      auto const rung = std::find_if(rungs.begin(), rungs.end(),
+                                     [&](Rung r) { return name == to_string(r); });
+      if (rung == rungs.end())
+        fail("an arm's name", name);
+      values[*rung] = value;
+    }
+    return *this;
+  }
+  RecordReader &operator>>(Motion &m)
+  {
+    std::string name;
+    *this >> name;
+    auto const motion = hst::workload::motion_named(name);
+    if (!motion)
+      fail("a motion", name);
+    m = *motion;
+    return *this;
+  }
+
+private:
+  std::string next()
+  {
+    std::string token;
+    if (!(in_ >> token))
+      fail("a field", "the record's end");
+    return token;
+  }
+  [[noreturn]] void fail(std::string const &expected, std::string const &got) const
+  {
+    throw std::runtime_error("the record of " + what_ +
+                             "'s measurement is damaged: expected " + expected +
+                             (got.empty() ? "" : ", got '" + got + "'"));
+  }
+  std::string what_;
+  std::istringstream in_;
+};
+
+RecordWriter &operator<<(RecordWriter &w, OperatorInfo const &i)
+{
+  return w << i.name << i.family << int(i.shuffled) << i.rows << i.cols << i.nnz
+           << i.generate_seconds << i.operator_seconds << i.tiles.column_tiles
+           << i.tiles.row_blocks << i.tiles.tiles << i.tiles.empty_segments
+           << i.tiles.mean_tile_nnz << i.full_us << i.arm_prepare_s;
+}
+
+RecordReader &operator>>(RecordReader &r, OperatorInfo &i)
+{
+  return r >> i.name >> i.family >> i.shuffled >> i.rows >> i.cols >> i.nnz >>
+         i.generate_seconds >> i.operator_seconds >> i.tiles.column_tiles >>
+         i.tiles.row_blocks >> i.tiles.tiles >> i.tiles.empty_segments >>
+         i.tiles.mean_tile_nnz >> i.full_us >> i.arm_prepare_s;
+}
+
+RecordWriter &operator<<(RecordWriter &w, Case const &c)
+{
+  return w << c.op << c.family << std::string(hst::workload::to_string(c.motion)) << c.rho
+           << c.k << c.changed_nnz << c.replaced << c.us << c.us_again << c.rel_error
+           << c.passes;
+}
+
+RecordReader &operator>>(RecordReader &r, Case &c)
+{
+  return r >> c.op >> c.family >> c.motion >> c.rho >> c.k >> c.changed_nnz >>
+         c.replaced >> c.us >> c.us_again >> c.rel_error >> c.passes;
+}
+
+RecordWriter &operator<<(RecordWriter &w, GrowthPoint const &g)
+{
+  return w << g.op << g.rows << g.k << g.changed_nnz << g.us;
+}
+
+RecordReader &operator>>(RecordReader &r, GrowthPoint &g)
+{
+  return r >> g.op >> g.rows >> g.k >> g.changed_nnz >> g.us;
+}
+
+// Runs `measure` with Kokkos initialized and returns the record it wrote:
+// here (--one-process, Kokkos already initialized by main), or in a child
+// process forked for it, which initializes and finalizes Kokkos itself (this
+// process never does) and sends the record back through a pipe. `what` names
+// the measurement in errors.
+class Measurer
+{
+public:
+  Measurer(bool one_process, int argc, char **argv)
+      : one_process_(one_process)
+      , argc_(argc)
+      , argv_(argv)
+  {}
+
+  RecordReader operator()(std::string const &what,
+                          std::function<void(RecordWriter &)> const &measure) const
+  {
+    if (one_process_)
+    {
+      RecordWriter record;
+      measure(record);
+      return RecordReader(what, record.text());
+    }
+    return RecordReader(what, in_child(what, measure));
+  }
+
+private:
+  std::string in_child(std::string const &what,
+                       std::function<void(RecordWriter &)> const &measure) const
+  {
+    auto const system_error = [&](char const *call) {
+      return std::system_error(errno, std::generic_category(),
+                               std::string(call) + " for " + what);
+    };
+    std::cout.flush(); // or the child would print this process's buffer again
+    std::cerr.flush();
+    int pipe_ends[2];
+    if (::pipe(pipe_ends) != 0)
+      throw system_error("pipe");
+    pid_t const child = ::fork();
+    if (child < 0)
+    {
+      ::close(pipe_ends[0]);
+      ::close(pipe_ends[1]);
+      throw system_error("fork");
+    }
+    if (child == 0)
+    {
+      ::close(pipe_ends[0]);
+      int status = 0;
+      try
+      {
+        RecordWriter record;
+        {
+          int argc = argc_;
+          Kokkos::ScopeGuard kokkos(argc, argv_);
+          measure(record);
+        }
+        std::string const &text = record.text();
+        for (std::size_t sent = 0; sent < text.size();)
+        {
+          ssize_t const n = ::write(pipe_ends[1], text.data() + sent, text.size() - sent);
+          if (n < 0 && errno != EINTR)
+            throw std::system_error(errno, std::generic_category(), "write");
+          sent += n > 0 ? std::size_t(n) : 0;
+        }
+      }
+      catch (std::exception const &e)
+      {
+        std::cerr << "hst-sweep: " << what << ": " << e.what() << "\n";
+        status = 1;
+      }
+      std::cout.flush();
+      std::cerr.flush();
+      ::_exit(status); // no atexit handlers: they are this process's parent's
+    }
+    ::close(pipe_ends[1]);
+    std::string text;
+    char buffer[1 << 16];
+    int read_error = 0;
+    for (;;)
+    {
+      ssize_t const n = ::read(pipe_ends[0], buffer, sizeof buffer);
+      if (n > 0)
+        text.append(buffer, std::size_t(n));
+      else if (n == 0 || errno != EINTR)
+      {
+        read_error = n < 0 ? errno : 0;
+        break;
+      }
+    }
+    ::close(pipe_ends[0]); // a child still writing gets SIGPIPE, then is waited for
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0)
+      if (errno != EINTR)
+        throw system_error("waitpid");
+    if (read_error != 0)
+    {
+      errno = read_error;
+      throw system_error("read");
+    }
+    if (WIFSIGNALED(status))
+      throw std::runtime_error("the process measuring " + what +
+                               " was killed by signal " +
+                               std::to_string(WTERMSIG(status)));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      throw std::runtime_error("the process measuring " + what + " failed (exit status " +
+                               std::to_string(WEXITSTATUS(status)) + ")");
+    return text;
+  }
+
+  bool one_process_;
+  int argc_;
+  char **argv_;
+};
+
+// One operator's cases, its preparation and its full recompute, measured
+// (with Kokkos initialized) and written to `record` after the execution
+// space's concurrency. `progress` leads its first printed line.
 template <class L>
-int run(Arguments const &a)
+void measure_operator(Arguments const &a, SuiteOperator const &entry,
+                      std::string const &progress, RecordWriter &record)
+{
+  OperatorInfo info;
+  std::optional<HSTOperator> op;
+  auto const A = build(entry, info, op);
+  std::cout << progress << " " << info.name << ": " << info.rows << " x " << info.cols
+            << ", " << info.nnz << " nnz, " << info.tiles.tiles << " tiles ("
+            << fixed(info.tiles.mean_tile_nnz, 1) << " nnz/tile), operator built in "
+            << fixed(1e3 * info.operator_seconds, 1) << " ms\n";
+  if ((a.model || a.variant_model.value_or(false)) &&
+      (!model_constants() || a.model_per_operator))
+  {
+    auto const t0 = std::chrono::steady_clock::now();
+    model_constants() = op->calibrate(ExecutionSpace{}, a.width);
+    double const ms =
+        1e3 *
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (a.model)
+      adaptive_options().model = model_constants();
+    std::ostringstream constants;
+    model_constants()->save(constants);
+    std::cout << "    cost model calibrated in " << fixed(ms, 1)
+              << " ms: " << constants.str();
+  }
+  {
+    auto const p = stage<L>(A, workload_options(Motion::drift, 0.01, a.width), a.steps);
+    typename Staged<L>::MultiVector y("hst::sweep::y", A.numRows(), a.width);
+    info.full_us = run_rung(Rung::full, p, *op, y).us_per_step;
+    std::cout << "    full recompute " << fixed(info.full_us, 1) << " us/step\n";
+  }
+  std::vector<Case> cases;
+  for (Motion motion : a.motions)
+    for (double rho : a.rhos)
+    {
+      auto const p = stage<L>(A, workload_options(motion, rho, a.width), a.steps);
+      Case c;
+      c.op = info.name;
+      c.family = info.family;
+      c.motion = motion;
+      c.rho = rho;
+      c.k = p.k;
+      c.changed_nnz = p.changed_nnz;
+      c.replaced = p.replaced;
+      bool const reference = motion == Motion::drift && rho == 0.01;
+      c.us = measure_arms(p, *op, a, &c.rel_error,
+                          reference || info.arm_prepare_s.empty() ? &info.arm_prepare_s
+                                                                  : nullptr,
+                          &c.passes, a.noise_floor || a.variant ? &c.us_again : nullptr);
+      std::cout << "    " << hst::workload::to_string(motion) << " rho " << fixed(rho, 3)
+                << " k " << c.k << ":" << arm_list(c.us) << "  us/step, best "
+                << to_string(c.best()) << ", " << c.passes << " passes" << std::endl;
+      cases.push_back(std::move(c));
+    }
+  record << hst::kokkos_ext::concurrency(ExecutionSpace{}) << info
+         << std::int64_t(cases.size());
+  for (auto const &c : cases)
+    record << c;
+}
+
+// One point of the cost-growth series (drift, rho 0.01, k = 300).
+template <class L>
+void measure_growth_point(Arguments const &a, SuiteOperator const &entry,
+                          RecordWriter &record)
+{
+  OperatorInfo info;
+  std::optional<HSTOperator> op;
+  auto const A = build(entry, info, op);
+  auto const p =
+      stage<L>(A, workload_options(Motion::drift, 0.01, a.width, 300), a.steps);
+  GrowthPoint g{entry.name, info.rows, p.k, p.changed_nnz, {}};
+  g.us = measure_arms(p, *op, a, nullptr, nullptr);
+  std::cout << "    " << g.op << " (" << g.rows << " rows):" << arm_list(g.us)
+            << "  us/step" << std::endl;
+  record << g;
+}
+
+template <class L>
+int run(Arguments const &a, Measurer const &measure)
 {
   auto const operators = select_operators(a);
   if (a.list)
@@ -984,68 +1388,29 @@ int run(Arguments const &a)
             << a.steps << " steps, median of " << a.repeats << " passes or more (until "
             << a.min_time << " s of the fastest arm's steps, at most "
             << std::max(a.repeats, a.max_repeats) << "), " << ExecutionSpace::name()
-            << " with " << hst::kokkos_ext::concurrency(ExecutionSpace{})
-            << " thread(s), layout " << to_string(a.layout)
+            << ", layout " << to_string(a.layout)
+            << (a.one_process ? ", one process"
+                              : ", each operator in a process of its own")
             << (a.microsecond ? ", microsecond regime: making and first step charged"
                               : "")
             << "\n";
 
+  int concurrency = 0;
   std::vector<OperatorInfo> infos;
   std::vector<Case> cases;
   for (std::size_t i = 0; i < operators.size(); ++i)
   {
+    std::string const progress = "[" + std::to_string(i + 1) + "/" +
+                                 std::to_string(operators.size()) + " " +
+                                 fixed(elapsed(), 0) + " s]";
+    auto record = measure(operators[i].name, [&](RecordWriter &w) {
+      measure_operator<L>(a, operators[i], progress, w);
+    });
     OperatorInfo info;
-    std::optional<HSTOperator> op;
-    auto const A = build(operators[i], info, op);
-    std::cout << "[" << i + 1 << "/" << operators.size() << " " << fixed(elapsed(), 0)
-              << " s] " << info.name << ": " << info.rows << " x " << info.cols << ", "
-              << info.nnz << " nnz, " << info.tiles.tiles << " tiles ("
-              << fixed(info.tiles.mean_tile_nnz, 1) << " nnz/tile), operator built in "
-              << fixed(1e3 * info.operator_seconds, 1) << " ms\n";
-    if ((a.model || a.variant_model.value_or(false)) &&
-        (!model_constants() || a.model_per_operator))
-    {
-      auto const t0 = std::chrono::steady_clock::now();
-      model_constants() = op->calibrate(ExecutionSpace{}, a.width);
-      double const ms =
-          1e3 *
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (a.model)
-        adaptive_options().model = model_constants();
-      std::ostringstream constants;
-      model_constants()->save(constants);
-      std::cout << "    cost model calibrated in " << fixed(ms, 1)
-                << " ms: " << constants.str();
-    }
-    {
-      auto const p = stage<L>(A, workload_options(Motion::drift, 0.01, a.width), a.steps);
-      typename Staged<L>::MultiVector y("hst::sweep::y", A.numRows(), a.width);
-      info.full_us = run_rung(Rung::full, p, *op, y).us_per_step;
-      std::cout << "    full recompute " << fixed(info.full_us, 1) << " us/step\n";
-    }
-    for (Motion motion : a.motions)
-      for (double rho : a.rhos)
-      {
-        auto const p = stage<L>(A, workload_options(motion, rho, a.width), a.steps);
-        Case c;
-        c.op = info.name;
-        c.family = info.family;
-        c.motion = motion;
-        c.rho = rho;
-        c.k = p.k;
-        c.changed_nnz = p.changed_nnz;
-        c.replaced = p.replaced;
-        bool const reference = motion == Motion::drift && rho == 0.01;
-        c.us = measure_arms(
-            p, *op, a, &c.rel_error,
-            reference || info.arm_prepare_s.empty() ? &info.arm_prepare_s : nullptr,
-            &c.passes, a.noise_floor || a.variant ? &c.us_again : nullptr);
-        std::cout << "    " << hst::workload::to_string(motion) << " rho "
-                  << fixed(rho, 3) << " k " << c.k << ":" << arm_list(c.us)
-                  << "  us/step, best " << to_string(c.best()) << ", " << c.passes
-                  << " passes" << std::endl;
-        cases.push_back(std::move(c));
-      }
+    std::int64_t n_cases = 0;
+    record >> concurrency >> info >> n_cases;
+    for (std::int64_t c = 0; c < n_cases; ++c)
+      record >> cases.emplace_back();
     infos.push_back(std::move(info));
   }
 
@@ -1055,25 +1420,18 @@ int run(Arguments const &a)
     std::cout << "cost growth at fixed k = 300:\n";
     for (auto const &entry : hst::workload::growth_series<Scalar, Ordinal>())
     {
-      OperatorInfo info;
-      std::optional<HSTOperator> op;
-      auto const A = build(entry, info, op);
-      auto const p =
-          stage<L>(A, workload_options(Motion::drift, 0.01, a.width, 300), a.steps);
-      GrowthPoint g{entry.name, info.rows, p.k, p.changed_nnz, {}};
-      g.us = measure_arms(p, *op, a, nullptr, nullptr);
-      std::cout << "    " << g.op << " (" << g.rows << " rows):" << arm_list(g.us)
-                << "  us/step" << std::endl;
-      growth.push_back(std::move(g));
+      auto record = measure(
+          entry.name, [&](RecordWriter &w) { measure_growth_point<L>(a, entry, w); });
+      record >> growth.emplace_back();
     }
   }
 
   std::ostringstream summary;
-  print_summary(summary, cases, infos, a);
+  print_summary(summary, cases, infos, a, concurrency);
   print_preparation(summary, infos, cases);
   print_growth(summary, growth);
   std::cout << summary.str();
-  write_outputs(a, infos, cases, growth);
+  write_outputs(a, infos, cases, growth, concurrency);
   std::ofstream(std::filesystem::path(a.out) / "sweep-summary.txt") << summary.str();
   std::cout << "\nwrote " << a.out << "/{sweep.csv,sweep.json,preparation.csv,growth.csv,"
             << "sweep-summary.txt} in " << fixed(elapsed(), 0) << " s\n";
@@ -1085,12 +1443,16 @@ int run(Arguments const &a)
 int main(int argc, char *argv[])
 {
   auto const arguments = parse(argc, argv); // before Kokkos, which answers --help itself
-  Kokkos::ScopeGuard kokkos(argc, argv);
+  // With --one-process, Kokkos lives here; otherwise only in the children.
+  std::optional<Kokkos::ScopeGuard> kokkos;
+  if (arguments.one_process)
+    kokkos.emplace(argc, argv);
+  Measurer const measure(arguments.one_process, argc, argv);
   try
   {
     int status = 0;
     with_layout(arguments.layout,
-                [&](auto layout) { status = run<decltype(layout)>(arguments); });
+                [&](auto layout) { status = run<decltype(layout)>(arguments, measure); });
     return status;
   }
   catch (std::exception const &e)
