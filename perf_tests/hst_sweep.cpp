@@ -39,6 +39,7 @@
 #include <sstream>
 #include <string>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 namespace
@@ -1042,13 +1043,16 @@ public:
       fail("a number", token);
     return *this;
   }
-  RecordReader &operator>>(std::int64_t &x)
+  // std::int64_t, int and bool (written as 0 or 1).
+  template <class Integer, std::enable_if_t<std::is_integral_v<Integer>, int> = 0>
+  RecordReader &operator>>(Integer &x)
   {
     std::string const token = next();
     std::size_t used = 0;
+    long long value = 0;
     try
     {
-      x = std::stoll(token, &used);
+      value = std::stoll(token, &used);
     }
     catch (std::exception const &)
     {
@@ -1056,20 +1060,7 @@ public:
     }
     if (token.empty() || used != token.size())
       fail("an integer", token);
-    return *this;
-  }
-  RecordReader &operator>>(int &x)
-  {
-    std::int64_t wide = 0;
-    *this >> wide;
-    x = int(wide);
-    return *this;
-  }
-  RecordReader &operator>>(bool &x)
-  {
-    std::int64_t wide = 0;
-    *this >> wide;
-    x = wide != 0;
+    x = static_cast<Integer>(value);
     return *this;
   }
   RecordReader &operator>>(std::string &s)

@@ -1295,6 +1295,17 @@ private:
     decide();
   }
 
+  // Forgets arm a's measured steps: their count, time, work and events.
+  void clear_measured(std::size_t a)
+  {
+    measured_[a] = 0;
+    sum_[a] = 0;
+    entries_[a] = 0;
+    events_[a] = 0;
+    quiet_sum_[a] = 0;
+    quiet_entries_[a] = 0;
+  }
+
   void start_probe(Trigger trigger)
   {
     why_ = Why{};
@@ -1333,13 +1344,9 @@ private:
     outcome_.fill(Outcome::idle);
     for (std::size_t i = 0; i < order_size_; ++i)
       outcome_[std::size_t(order_[i])] = Outcome::running;
-    sum_.fill(0);
-    entries_.fill(0);
-    measured_.fill(0);
+    for (std::size_t a = 0; a < arm_count; ++a)
+      clear_measured(a);
     warmup_.fill(0);
-    events_.fill(0);
-    quiet_sum_.fill(0);
-    quiet_entries_.fill(0);
     compile_sum_ = 0;
     compile_entries_ = 0;
     stop_reference_.fill(0);
@@ -1476,12 +1483,7 @@ private:
     for (std::size_t a : {s, c})
     {
       warmup_[a] += measured_[a];
-      measured_[a] = 0;
-      sum_[a] = 0;
-      entries_[a] = 0;
-      events_[a] = 0;
-      quiet_sum_[a] = 0;
-      quiet_entries_[a] = 0;
+      clear_measured(a);
       outcome_[a] = Outcome::running;
     }
     round_ = confirm_round;
